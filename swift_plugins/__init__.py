@@ -1,0 +1,1 @@
+"""ms-swift plugins for GRPO training on the Countdown task."""

@@ -1,0 +1,93 @@
+"""Audit a Countdown table: which rows are solvable with every number used exactly once.
+
+>>> report = audit([[6, 2, 6], [1, 1, 1], [2, 3]], [24, 100, 5])
+>>> report.solvable, report.unsolvable_rows, report.trivial
+(2, [1], 1)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from math import prod
+
+import numpy as np
+
+from .parallel import ordered_map
+from .solver import MAX_COUNT, solve_batch
+
+__all__ = ["AuditReport", "audit"]
+
+_CHUNK = 4096
+
+
+@dataclass
+class AuditReport:
+    """What :func:`audit` found; ``unsolvable_rows`` are row indices into the audited table."""
+
+    rows: int = 0
+    solvable: int = 0
+    trivial: int = 0  # the target is the sum or the product of all the numbers
+    duplicates: int = 0  # rows repeating an earlier puzzle (same multiset of numbers and target)
+    unsolvable_rows: list[int] = field(default_factory=list)
+    unsupported_rows: list[int] = field(default_factory=list)  # more than MAX_COUNT numbers
+    by_count: dict[int, tuple[int, int]] = field(default_factory=dict)  # count -> (rows, solvable)
+    numbers: dict[str, float] = field(default_factory=dict)  # min / median / max / mean
+    targets: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "rows": self.rows, "solvable": self.solvable, "unsolvable": len(self.unsolvable_rows),
+            "unsupported": len(self.unsupported_rows), "trivial": self.trivial, "duplicates": self.duplicates,
+            "by_count": {str(k): {"rows": r, "solvable": s} for k, (r, s) in sorted(self.by_count.items())},
+            "numbers": self.numbers, "targets": self.targets,
+        }
+
+
+def _summary(values: np.ndarray) -> dict[str, float]:
+    if values.size == 0:
+        return {}
+    return {"min": int(values.min()), "median": float(np.median(values)), "max": int(values.max()),
+            "mean": round(float(values.mean()), 3)}
+
+
+def _solvable(task: tuple[list[list[int]], list[int]]) -> list[bool]:
+    nums, targets = task
+    return [solution is not None for solution in solve_batch(np.array(nums), np.array(targets))]
+
+
+def audit(nums: Sequence[Sequence[int]], targets: Sequence[int], jobs: int = 1,
+          progress: Callable[[int], object] | None = None) -> AuditReport:
+    """Solve every row exactly and summarise; ``progress`` gets the count of rows done per chunk."""
+    report = AuditReport(rows=len(nums))
+    seen: set[tuple[tuple[int, ...], int]] = set()
+    groups: dict[int, list[int]] = {}
+    for index, (row, target) in enumerate(zip(nums, targets, strict=True)):
+        key = (tuple(sorted(row)), target)
+        report.duplicates += key in seen
+        seen.add(key)
+        report.trivial += target in (sum(row), prod(row))
+        groups.setdefault(len(row), []).append(index)
+    tasks, owners = [], []
+    for count, indices in sorted(groups.items()):
+        if count > MAX_COUNT:
+            report.unsupported_rows.extend(indices)
+            continue
+        for start in range(0, len(indices), _CHUNK):
+            chunk = indices[start : start + _CHUNK]
+            tasks.append(([list(nums[i]) for i in chunk], [targets[i] for i in chunk]))
+            owners.append((count, chunk))
+    solved_by_count: Counter[int] = Counter()
+    for (count, chunk), solvable in zip(owners, ordered_map(_solvable, tasks, jobs), strict=True):
+        solved_by_count[count] += sum(solvable)
+        report.unsolvable_rows.extend(i for i, ok in zip(chunk, solvable, strict=True) if not ok)
+        if progress is not None:
+            progress(len(chunk))
+    report.unsolvable_rows.sort()
+    report.solvable = sum(solved_by_count.values())
+    report.by_count = {count: (len(indices), solved_by_count[count]) for count, indices in sorted(groups.items())}
+    report.numbers = _summary(np.fromiter((n for row in nums for n in row), dtype=np.int64))
+    report.targets = _summary(np.asarray(targets, dtype=np.int64))
+    return report
+

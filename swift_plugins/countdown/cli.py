@@ -1,0 +1,140 @@
+"""``python -m swift_plugins.countdown``: generate, audit, solve, score and plot.
+
+Run with ``--help`` after any command for its options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .data import DataError, read_columns, write_jsonl
+
+_JOBS = os.cpu_count() or 1
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _range(text: str) -> tuple[int, int]:
+    """``A-B`` or ``A`` as an inclusive range."""
+    low, _, high = text.partition("-")
+    try:
+        bounds = int(low), int(high or low)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected A-B or A, got {text!r}") from None
+    if bounds[0] > bounds[1]:
+        raise argparse.ArgumentTypeError(f"empty range {text!r}")
+    return bounds
+
+
+def holdout_path(out: Path) -> Path:
+    """Where the holdout split of ``out`` goes: ``train.jsonl`` -> ``train.test.jsonl``."""
+    return out.with_name(f"{out.stem}.test{out.suffix or '.jsonl'}")
+
+
+def _generate(args: argparse.Namespace) -> None:
+    from .generator import CountdownConfig, generate
+
+    config = CountdownConfig(*args.count, *args.numbers, *args.targets)
+    total = args.num + args.test_size
+    with tqdm(total=total, unit="rows", desc="generate", disable=args.quiet) as bar:
+        rows = list(generate(config, total, args.seed, jobs=args.jobs, progress=bar.update))
+    write_jsonl(rows[: args.num], args.out)
+    print(f"wrote {args.num} rows to {args.out}")
+    if args.test_size:
+        write_jsonl(rows[args.num :], holdout_path(args.out))
+        print(f"wrote {args.test_size} held-out rows to {holdout_path(args.out)}")
+
+
+def _audit(args: argparse.Namespace) -> None:
+    from .audit import audit
+
+    nums, targets = read_columns(args.path)
+    with tqdm(total=len(nums), unit="rows", desc="audit", disable=args.quiet) as bar:
+        report = audit(nums, targets, jobs=args.jobs, progress=bar.update)
+    summary = report.as_dict()
+    share = f" ({report.solvable / report.rows:.2%})" if report.rows else ""
+    print(f"{args.path}: {report.rows} rows, {report.solvable} solvable with every number used once{share}, "
+          f"{len(report.unsolvable_rows)} unsolvable, {report.trivial} trivial (target = sum or product of all), "
+          f"{report.duplicates} duplicates")
+    for count, row in summary["by_count"].items():
+        print(f"  {count} numbers: {row['rows']} rows, {row['solvable']} solvable")
+    print(f"  numbers: {summary['numbers']}\n  targets: {summary['targets']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote the report to {args.json}")
+    if args.unsolvable_out:
+        bad = [{"row": i, "nums": nums[i], "target": targets[i]} for i in report.unsolvable_rows]
+        write_jsonl(bad, args.unsolvable_out)
+        print(f"wrote {len(bad)} unsolvable rows to {args.unsolvable_out}")
+
+
+def _solve(args: argparse.Namespace) -> None:
+    from .solver import MAX_COUNT, solve
+
+    if not 1 <= len(args.numbers) <= MAX_COUNT:
+        raise DataError(f"solve takes 1 to {MAX_COUNT} numbers, got {len(args.numbers)}")
+    solution = solve(args.numbers, args.target)
+    if solution is None:
+        print(f"no solution: {args.numbers} cannot make {args.target} using each number once")
+        sys.exit(1)
+    print(f"{solution} = {args.target}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m swift_plugins.countdown", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows as JSONL")
+    gen.add_argument("--num", type=_non_negative, required=True, help="rows in the main file")
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--out", type=Path, required=True, help="output .jsonl path")
+    gen.add_argument("--test-size", type=_non_negative, default=0,
+                     help="extra held-out rows, written to OUT with .test before the suffix")
+    gen.add_argument("--count", type=_range, default=(3, 4), help="how many numbers per puzzle, A-B (default 3-4)")
+    gen.add_argument("--numbers", type=_range, default=(1, 99), help="range of the numbers (default 1-99)")
+    gen.add_argument("--targets", type=_range, default=(1, 99), help="range of the targets (default 1-99)")
+    gen.add_argument("--jobs", type=_positive, default=_JOBS, help="worker processes (rows do not depend on it)")
+    gen.set_defaults(run=_generate)
+
+    aud = commands.add_parser("audit", help="solve every row of a jsonl/parquet file of nums/target")
+    aud.add_argument("path", type=Path)
+    aud.add_argument("--unsolvable-out", type=Path, help="write the unsolvable rows here as JSONL")
+    aud.add_argument("--json", type=Path, help="write the report here as JSON")
+    aud.add_argument("--jobs", type=_positive, default=_JOBS)
+    aud.set_defaults(run=_audit)
+
+    sol = commands.add_parser("solve", help="print one solution, e.g. solve 24 6 2 6")
+    sol.add_argument("target", type=int)
+    sol.add_argument("numbers", type=int, nargs="+")
+    sol.set_defaults(run=_solve)
+
+    for command in (gen, aud):
+        command.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.run(args)
+    except (DataError, ValueError, OSError) as error:
+        parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")

@@ -1,0 +1,190 @@
+"""Countdown rewards as plain functions: no trainer import, usable from ms-swift and TRL alike.
+
+Every reward takes ``completions`` (strings, or chat-message lists whose last ``content`` is
+scored) plus dataset columns as keyword lists, and returns one float per completion. Rewards
+never raise: malformed completions and malformed rows score 0.0.
+
+>>> countdown_accuracy_reward(["<think>…</think><answer>(6 - 2) * 6 = 24</answer>"],
+...                           nums=[[6, 2, 6]], target=[24])
+[1.0]
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections import Counter
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from .expression import ExpressionError, evaluate, parse_equation
+
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "Verdict",
+    "completion_text",
+    "extract_answer",
+    "judge",
+    "is_well_formatted",
+    "countdown_accuracy_reward",
+    "countdown_shaped_reward",
+    "think_answer_format_reward",
+]
+
+MAX_ANSWER_CHARS = 1024
+SHAPED_PARTIAL_CREDIT = 0.1
+
+
+class Verdict(enum.Enum):
+    """Why a completion did or did not solve its puzzle, from worst to best."""
+
+    NO_ANSWER = "no answer"  # no <answer>…</answer> block, or not text at all
+    BAD_ROW = "bad row"  # the dataset row's nums/target cannot be read
+    ILLEGAL_SYNTAX = "illegal syntax"  # the answer is not an equation of the grammar
+    WRONG_NUMBERS = "wrong numbers"  # literals are not exactly the puzzle's numbers
+    WRONG_VALUE = "wrong value"  # right numbers, but the value (or the claim) misses the target
+    CORRECT = "correct"
+
+
+def completion_text(completion: Any) -> str | None:
+    """The text of a completion: a string, or the last message's ``content`` of a chat list.
+
+    >>> completion_text([{"role": "assistant", "content": "hi"}])
+    'hi'
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], dict):
+        content = completion[-1].get("content")
+        return content if isinstance(content, str) else None
+    return None
+
+
+def extract_answer(text: str) -> str | None:
+    """The stripped text of the last ``<answer>…</answer>`` block, or None.
+
+    Linear time whatever the number of tags: the last closing tag, then the nearest opening
+    tag before it.
+
+    >>> extract_answer("<answer>1</answer> <answer> 2\\n+ 3 </answer>")
+    '2\\n+ 3'
+    """
+    end = text.rfind("</answer>")
+    if end < 0:
+        return None
+    start = text.rfind("<answer>", 0, end)
+    if start < 0:
+        return None
+    return text[start + len("<answer>") : end].strip()
+
+
+def _as_int(value: Any) -> int:
+    """An integer from an int, an integral float or a numeric string; ValueError otherwise."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a number: {value!r}")
+    if isinstance(value, str):
+        value = value.strip()
+        try:
+            return int(value)
+        except ValueError:
+            value = float(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"not an integer: {value!r}")
+        return int(value)
+    return int(value.__index__())
+
+
+def _as_numbers(nums: Any) -> list[int]:
+    if isinstance(nums, str):
+        nums = json.loads(nums)
+    return [_as_int(number) for number in nums]
+
+
+def judge(completion: Any, nums: Any, target: Any) -> Verdict:
+    """Score one completion against one puzzle.
+
+    >>> judge("<answer>1.5*2</answer>", [1, 5, 2], 3)
+    <Verdict.ILLEGAL_SYNTAX: 'illegal syntax'>
+    """
+    text = completion_text(completion)
+    answer = None if text is None else extract_answer(text)
+    if answer is None:
+        return Verdict.NO_ANSWER
+    try:
+        numbers, goal = _as_numbers(nums), _as_int(target)
+    except (TypeError, ValueError, AttributeError):
+        return Verdict.BAD_ROW
+    if len(answer) > MAX_ANSWER_CHARS:
+        return Verdict.ILLEGAL_SYNTAX
+    try:
+        equation = parse_equation(answer)
+    except ExpressionError:
+        return Verdict.ILLEGAL_SYNTAX
+    # The multiset check comes before evaluation: it bounds the work to the puzzle's few numbers.
+    if Counter(equation.literals) != Counter(numbers):
+        return Verdict.WRONG_NUMBERS
+    if equation.claim is not None and equation.claim != goal:
+        return Verdict.WRONG_VALUE
+    try:
+        value = evaluate(equation.postfix)
+    except ZeroDivisionError:
+        return Verdict.WRONG_VALUE
+    return Verdict.CORRECT if value == Fraction(goal) else Verdict.WRONG_VALUE
+
+
+def is_well_formatted(completion: Any, think_in_prompt: bool = False) -> bool:
+    """True for exactly one ``<think>…</think>`` then one ``<answer>…</answer>``, only whitespace around.
+
+    With ``think_in_prompt=True`` the chat template already opened ``<think>`` in the prompt, so the
+    completion must start inside the think block and contain no ``<think>`` of its own.
+
+    >>> is_well_formatted("<think>a</think>\\n<answer>b</answer>\\n")
+    True
+    >>> is_well_formatted("a</think><answer>b</answer>", think_in_prompt=True)
+    True
+    """
+    text = completion_text(completion)
+    if text is None:
+        return False
+    text = text.strip()
+    if not think_in_prompt:
+        if not text.startswith("<think>"):
+            return False
+        text = text[len("<think>") :]
+    if not all(text.count(tag) == 1 for tag in ("</think>", "<answer>", "</answer>")):
+        return False
+    if "<think>" in text or not text.endswith("</answer>"):
+        return False
+    thinking_end = text.index("</think>") + len("</think>")
+    return text.index("<answer>") >= thinking_end and not text[thinking_end : text.index("<answer>")].strip()
+
+
+def countdown_accuracy_reward(completions: Sequence[Any], nums: Sequence[Any], target: Sequence[Any], **kwargs: Any) -> list[float]:
+    """1.0 where the last answer is an equation over exactly ``nums`` equal to ``target``, else 0.0.
+
+    >>> countdown_accuracy_reward(["<answer>1.5*2</answer>", "<answer>(1+5)/2</answer>"],
+    ...                           nums=[[1, 5, 2]] * 2, target=[3, 3])
+    [0.0, 1.0]
+    """
+    return [float(judge(c, n, t) is Verdict.CORRECT) for c, n, t in zip(completions, nums, target, strict=True)]
+
+
+def countdown_shaped_reward(completions: Sequence[Any], nums: Sequence[Any], target: Sequence[Any], **kwargs: Any) -> list[float]:
+    """Like the accuracy reward, plus 0.1 for a legal equation over the right numbers that misses.
+
+    >>> countdown_shaped_reward(["<answer>1+5+2</answer>"], nums=[[1, 5, 2]], target=[3])
+    [0.1]
+    """
+    credit = {Verdict.CORRECT: 1.0, Verdict.WRONG_VALUE: SHAPED_PARTIAL_CREDIT}
+    return [credit.get(judge(c, n, t), 0.0) for c, n, t in zip(completions, nums, target, strict=True)]
+
+
+def think_answer_format_reward(completions: Sequence[Any], think_in_prompt: bool = False, **kwargs: Any) -> list[float]:
+    """1.0 for each completion shaped ``<think>…</think><answer>…</answer>``, else 0.0.
+
+    >>> think_answer_format_reward(["<think>x</think><answer>y</answer>\\n", "<answer>y</answer>"])
+    [1.0, 0.0]
+    """
+    return [float(is_well_formatted(c, think_in_prompt)) for c in completions]
