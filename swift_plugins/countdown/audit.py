@@ -38,18 +38,27 @@ class AuditReport:
 
     def as_dict(self) -> dict:
         return {
-            "rows": self.rows, "solvable": self.solvable, "unsolvable": len(self.unsolvable_rows),
-            "unsupported": len(self.unsupported_rows), "trivial": self.trivial, "duplicates": self.duplicates,
+            "rows": self.rows,
+            "solvable": self.solvable,
+            "unsolvable": len(self.unsolvable_rows),
+            "unsupported": len(self.unsupported_rows),
+            "trivial": self.trivial,
+            "duplicates": self.duplicates,
             "by_count": {str(k): {"rows": r, "solvable": s} for k, (r, s) in sorted(self.by_count.items())},
-            "numbers": self.numbers, "targets": self.targets,
+            "numbers": self.numbers,
+            "targets": self.targets,
         }
 
 
 def _summary(values: np.ndarray) -> dict[str, float]:
     if values.size == 0:
         return {}
-    return {"min": int(values.min()), "median": float(np.median(values)), "max": int(values.max()),
-            "mean": round(float(values.mean()), 3)}
+    return {
+        "min": int(values.min()),
+        "median": float(np.median(values)),
+        "max": int(values.max()),
+        "mean": round(float(values.mean()), 3),
+    }
 
 
 def _solvable(task: tuple[list[list[int]], list[int]]) -> list[bool]:
@@ -57,8 +66,12 @@ def _solvable(task: tuple[list[list[int]], list[int]]) -> list[bool]:
     return [solution is not None for solution in solve_batch(np.array(nums), np.array(targets))]
 
 
-def audit(nums: Sequence[Sequence[int]], targets: Sequence[int], jobs: int = 1,
-          progress: Callable[[int], object] | None = None) -> AuditReport:
+def audit(
+    nums: Sequence[Sequence[int]],
+    targets: Sequence[int],
+    jobs: int = 1,
+    progress: Callable[[int], object] | None = None,
+) -> AuditReport:
     """Solve every row exactly and summarise; ``progress`` gets the count of rows done per chunk."""
     report = AuditReport(rows=len(nums))
     seen: set[tuple[tuple[int, ...], int]] = set()
@@ -90,4 +103,3 @@ def audit(nums: Sequence[Sequence[int]], targets: Sequence[int], jobs: int = 1,
     report.numbers = _summary(np.fromiter((n for row in nums for n in row), dtype=np.int64))
     report.targets = _summary(np.asarray(targets, dtype=np.int64))
     return report
-

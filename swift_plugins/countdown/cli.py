@@ -71,9 +71,11 @@ def _audit(args: argparse.Namespace) -> None:
         report = audit(nums, targets, jobs=args.jobs, progress=bar.update)
     summary = report.as_dict()
     share = f" ({report.solvable / report.rows:.2%})" if report.rows else ""
-    print(f"{args.path}: {report.rows} rows, {report.solvable} solvable with every number used once{share}, "
-          f"{len(report.unsolvable_rows)} unsolvable, {report.trivial} trivial (target = sum or product of all), "
-          f"{report.duplicates} duplicates")
+    print(
+        f"{args.path}: {report.rows} rows, {report.solvable} solvable with every number used once{share}, "
+        f"{len(report.unsolvable_rows)} unsolvable, {report.trivial} trivial (target = sum or product of all), "
+        f"{report.duplicates} duplicates"
+    )
     for count, row in summary["by_count"].items():
         print(f"  {count} numbers: {row['rows']} rows, {row['solvable']} solvable")
     print(f"  numbers: {summary['numbers']}\n  targets: {summary['targets']}")
@@ -106,8 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--num", type=_non_negative, required=True, help="rows in the main file")
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--out", type=Path, required=True, help="output .jsonl path")
-    gen.add_argument("--test-size", type=_non_negative, default=0,
-                     help="extra held-out rows, written to OUT with .test before the suffix")
+    gen.add_argument(
+        "--test-size",
+        type=_non_negative,
+        default=0,
+        help="extra held-out rows, written to OUT with .test before the suffix",
+    )
     gen.add_argument("--count", type=_range, default=(3, 4), help="how many numbers per puzzle, A-B (default 3-4)")
     gen.add_argument("--numbers", type=_range, default=(1, 99), help="range of the numbers (default 1-99)")
     gen.add_argument("--targets", type=_range, default=(1, 99), help="range of the targets (default 1-99)")

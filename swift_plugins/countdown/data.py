@@ -13,8 +13,17 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HUB_IDS", "DataError", "prompt_for", "check_row", "check_rows", "read_rows", "read_columns",
-           "write_jsonl", "has_countdown_columns"]
+__all__ = [
+    "HUB_IDS",
+    "DataError",
+    "check_row",
+    "check_rows",
+    "has_countdown_columns",
+    "prompt_for",
+    "read_columns",
+    "read_rows",
+    "write_jsonl",
+]
 
 HUB_IDS = ("zouxuhong/Countdown-Tasks-3to4", "Jiayi-Pan/Countdown-Tasks-3to4")  # (ModelScope, Hugging Face)
 FORMATS = (".jsonl", ".json", ".parquet")
@@ -57,14 +66,16 @@ def check_rows(columns: Iterable[str], nums: Iterable[Any], targets: Iterable[An
     """Check a whole table: its columns, then each row, naming the first bad one."""
     missing = {"nums", "target"} - set(columns)
     if missing:
-        raise DataError(f"{source}: Countdown data needs columns 'nums' and 'target'; missing {sorted(missing)} "
-                        f"(found {sorted(columns)})")
+        raise DataError(
+            f"{source}: Countdown data needs columns 'nums' and 'target'; missing {sorted(missing)} "
+            f"(found {sorted(columns)})"
+        )
     for index, (row_nums, target) in enumerate(zip(nums, targets, strict=True)):
         check_row(row_nums, target, f"{source}: row {index}")
 
 
 def has_countdown_columns(path: str | Path) -> bool:
-    """Whether a jsonl/parquet file's first row (or schema) has ``nums`` and ``target``."""
+    """Whether a jsonl/parquet file's first row (or schema) has a ``nums`` or a ``target`` column."""
     path = Path(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -77,7 +88,7 @@ def has_countdown_columns(path: str | Path) -> bool:
             names = json.loads(first) if first.strip() else {}
         except json.JSONDecodeError:
             return False
-    return isinstance(names, (dict, list)) and {"nums", "target"} <= set(names)
+    return isinstance(names, (dict, list)) and bool({"nums", "target"} & set(names))
 
 
 def _check_path(path: Path) -> None:

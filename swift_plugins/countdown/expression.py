@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Equation", "ExpressionError", "parse_equation", "evaluate", "OPERATORS"]
+__all__ = ["OPERATORS", "Equation", "ExpressionError", "evaluate", "parse_equation"]
 
 OPERATORS = ("+", "-", "*", "/")
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from functools import partial
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -41,14 +41,18 @@ class CountdownConfig:
 
     def __post_init__(self) -> None:
         if not 2 <= self.min_count <= self.max_count <= MAX_COUNT:
-            raise ValueError(f"counts must satisfy 2 <= min_count <= max_count <= {MAX_COUNT}, "
-                             f"got {self.min_count}..{self.max_count}")
+            raise ValueError(
+                f"counts must satisfy 2 <= min_count <= max_count <= {MAX_COUNT}, "
+                f"got {self.min_count}..{self.max_count}"
+            )
         if not 1 <= self.min_number <= self.max_number <= 10_000:
-            raise ValueError(f"numbers must satisfy 1 <= min_number <= max_number <= 10000, "
-                             f"got {self.min_number}..{self.max_number}")
+            raise ValueError(
+                f"numbers must satisfy 1 <= min_number <= max_number <= 10000, got {self.min_number}..{self.max_number}"
+            )
         if not 1 <= self.min_target <= self.max_target <= 10**9:
-            raise ValueError(f"targets must satisfy 1 <= min_target <= max_target <= 10**9, "
-                             f"got {self.min_target}..{self.max_target}")
+            raise ValueError(
+                f"targets must satisfy 1 <= min_target <= max_target <= 10**9, got {self.min_target}..{self.max_target}"
+            )
 
 
 def _draw(config: CountdownConfig, seed: int, batch: int) -> list[tuple[list[int], int, str]]:
@@ -66,8 +70,9 @@ def _draw(config: CountdownConfig, seed: int, batch: int) -> list[tuple[list[int
     return [found[row] for row in sorted(found)]
 
 
-def generate(config: CountdownConfig, count: int, seed: int, jobs: int = 1,
-             progress: Callable[[int], object] | None = None) -> Iterator[dict]:
+def generate(
+    config: CountdownConfig, count: int, seed: int, jobs: int = 1, progress: Callable[[int], object] | None = None
+) -> Iterator[dict]:
     """Yield ``count`` distinct solvable rows ``{"nums", "target", "solution"}``.
 
     The rows depend only on ``config``, ``count`` and ``seed``, not on ``jobs`` (worker processes).
@@ -97,5 +102,6 @@ def generate(config: CountdownConfig, count: int, seed: int, jobs: int = 1,
             return
         fruitless = 0 if added else fruitless + 1
         if fruitless == _MAX_FRUITLESS_BATCHES:
-            raise ValueError(f"only {len(seen)} distinct solvable puzzles found in {config}; "
-                             f"ask for fewer rows or widen the ranges")
+            raise ValueError(
+                f"only {len(seen)} distinct solvable puzzles found in {config}; ask for fewer rows or widen the ranges"
+            )

@@ -24,11 +24,11 @@ __all__ = [
     "MAX_ANSWER_CHARS",
     "Verdict",
     "completion_text",
-    "extract_answer",
-    "judge",
-    "is_well_formatted",
     "countdown_accuracy_reward",
     "countdown_shaped_reward",
+    "extract_answer",
+    "is_well_formatted",
+    "judge",
     "think_answer_format_reward",
 ]
 
@@ -161,7 +161,9 @@ def is_well_formatted(completion: Any, think_in_prompt: bool = False) -> bool:
     return text.index("<answer>") >= thinking_end and not text[thinking_end : text.index("<answer>")].strip()
 
 
-def countdown_accuracy_reward(completions: Sequence[Any], nums: Sequence[Any], target: Sequence[Any], **kwargs: Any) -> list[float]:
+def countdown_accuracy_reward(
+    completions: Sequence[Any], nums: Sequence[Any], target: Sequence[Any], **kwargs: Any
+) -> list[float]:
     """1.0 where the last answer is an equation over exactly ``nums`` equal to ``target``, else 0.0.
 
     >>> countdown_accuracy_reward(["<answer>1.5*2</answer>", "<answer>(1+5)/2</answer>"],
@@ -171,7 +173,9 @@ def countdown_accuracy_reward(completions: Sequence[Any], nums: Sequence[Any], t
     return [float(judge(c, n, t) is Verdict.CORRECT) for c, n, t in zip(completions, nums, target, strict=True)]
 
 
-def countdown_shaped_reward(completions: Sequence[Any], nums: Sequence[Any], target: Sequence[Any], **kwargs: Any) -> list[float]:
+def countdown_shaped_reward(
+    completions: Sequence[Any], nums: Sequence[Any], target: Sequence[Any], **kwargs: Any
+) -> list[float]:
     """Like the accuracy reward, plus 0.1 for a legal equation over the right numbers that misses.
 
     >>> countdown_shaped_reward(["<answer>1+5+2</answer>"], nums=[[1, 5, 2]], target=[3])

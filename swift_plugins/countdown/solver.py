@@ -22,7 +22,7 @@ import numpy as np
 
 from .expression import evaluate
 
-__all__ = ["MAX_COUNT", "templates", "fill", "format_postfix", "solve", "solve_batch"]
+__all__ = ["MAX_COUNT", "fill", "format_postfix", "solve", "solve_batch", "templates"]
 
 MAX_COUNT = 4
 # Float error for numbers up to a few thousand and four numbers is far below this; candidates
@@ -173,4 +173,3 @@ def solve_batch(numbers: np.ndarray, targets: np.ndarray) -> list[str | None]:
 def solve(numbers: Sequence[int], target: int) -> str | None:
     """One equation over ``numbers``, each used exactly once, equal to ``target``; None if none exists."""
     return solve_batch(np.array([list(numbers)]), np.array([target]))[0]
-

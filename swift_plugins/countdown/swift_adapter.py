@@ -16,8 +16,17 @@ from swift.rewards import ORM, orms
 from .data import FORMATS, HUB_IDS, DataError, check_rows, has_countdown_columns, prompt_for
 from .rewards import countdown_accuracy_reward, countdown_shaped_reward, think_answer_format_reward
 
-__all__ = ["CountdownAccuracy", "CountdownShaped", "ThinkAnswerFormat", "ThinkAnswerFormatThinkInPrompt",
-           "CountdownPreprocessor", "REWARDS", "register", "dataset_arguments", "register_countdown_files"]
+__all__ = [
+    "REWARDS",
+    "CountdownAccuracy",
+    "CountdownPreprocessor",
+    "CountdownShaped",
+    "ThinkAnswerFormat",
+    "ThinkAnswerFormatThinkInPrompt",
+    "dataset_arguments",
+    "register",
+    "register_countdown_files",
+]
 
 
 class CountdownAccuracy(ORM):
@@ -64,18 +73,25 @@ class CountdownPreprocessor(RowPreprocessor):
     having rows silently dropped.
     """
 
+    def __init__(self, source: str = "Countdown dataset", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+
     def prepare_dataset(self, dataset):
         if isinstance(dataset, HfDataset):  # a streamed dataset cannot be checked up front
             columns = dataset.column_names
             present = {"nums", "target"} <= set(columns)
-            check_rows(columns, dataset["nums"] if present else [], dataset["target"] if present else [],
-                       "Countdown dataset")
+            check_rows(columns, dataset["nums"] if present else [], dataset["target"] if present else [], self.source)
         return dataset
 
     def preprocess(self, row: dict[str, Any]) -> dict[str, Any]:
         nums, target = [int(n) for n in row["nums"]], int(row["target"])
-        return {**row, "nums": nums, "target": target,
-                "messages": [{"role": "user", "content": prompt_for(nums, target)}]}
+        return {
+            **row,
+            "nums": nums,
+            "target": target,
+            "messages": [{"role": "user", "content": prompt_for(nums, target)}],
+        }
 
 
 def dataset_arguments(argv: list[str]) -> list[str]:
@@ -104,7 +120,9 @@ def _looks_local(value: str) -> bool:
 def _countdown_files(path: str) -> list[str]:
     if os.path.isdir(path):
         names = sorted(os.listdir(path))
-        return [os.path.join(path, n) for n in names if n.endswith(FORMATS) and has_countdown_columns(os.path.join(path, n))]
+        return [
+            os.path.join(path, n) for n in names if n.endswith(FORMATS) and has_countdown_columns(os.path.join(path, n))
+        ]
     return [path] if path.endswith(FORMATS) and has_countdown_columns(path) else []
 
 
@@ -122,7 +140,8 @@ def register_countdown_files(values: list[str]) -> list[str]:
                 raise DataError(f"--dataset {value}: no such file or folder")
             continue  # a hub id
         if _countdown_files(path):
-            register_dataset(DatasetMeta(dataset_path=path, preprocess_func=CountdownPreprocessor()), exist_ok=True)
+            meta = DatasetMeta(dataset_path=path, preprocess_func=CountdownPreprocessor(source=path))
+            register_dataset(meta, exist_ok=True)
             registered.append(path)
     return registered
 
@@ -135,5 +154,12 @@ def register() -> None:
     """
     orms.update(REWARDS)
     ms_id, hf_id = HUB_IDS
-    register_dataset(DatasetMeta(ms_dataset_id=ms_id, hf_dataset_id=hf_id, preprocess_func=CountdownPreprocessor(),
-                                 tags=["math", "countdown"]), exist_ok=True)
+    register_dataset(
+        DatasetMeta(
+            ms_dataset_id=ms_id,
+            hf_dataset_id=hf_id,
+            preprocess_func=CountdownPreprocessor(source=ms_id),
+            tags=["math", "countdown"],
+        ),
+        exist_ok=True,
+    )

@@ -1,0 +1,27 @@
+"""Shared fixtures: the repository root and small Countdown data files made by the package itself."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from swift_plugins.countdown.generator import CountdownConfig, generate
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def countdown_rows() -> list[dict]:
+    return list(generate(CountdownConfig(), count=40, seed=7))
+
+
+@pytest.fixture
+def countdown_jsonl(tmp_path, countdown_rows) -> Path:
+    path = tmp_path / "countdown.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in countdown_rows))
+    return path

@@ -1,0 +1,25 @@
+"""The audit of a Countdown table."""
+
+from swift_plugins.countdown.audit import audit
+
+
+def test_audit_counts_solvable_trivial_duplicates_and_unsupported():
+    nums = [[6, 2, 6], [1, 1, 1], [2, 3], [6, 2, 6], [1, 2, 3, 4, 5], [3, 2, 6]]
+    targets = [24, 100, 5, 24, 15, 36]
+    report = audit(nums, targets, jobs=1)
+    assert report.rows == 6
+    assert report.solvable == 4
+    assert report.unsolvable_rows == [1]
+    assert report.unsupported_rows == [4]
+    assert report.duplicates == 1
+    assert report.trivial == 3  # 2+3=5, 1+2+3+4+5=15, 3*2*6=36
+    assert report.by_count == {2: (1, 1), 3: (4, 3), 5: (1, 0)}
+    assert report.targets["max"] == 100 and report.numbers["min"] == 1
+
+
+def test_parallel_audit_agrees(countdown_rows):
+    nums = [r["nums"] for r in countdown_rows] + [[1, 1, 1]]
+    targets = [r["target"] for r in countdown_rows] + [99]
+    one, two = audit(nums, targets, jobs=1), audit(nums, targets, jobs=2)
+    assert one.as_dict() == two.as_dict()
+    assert one.unsolvable_rows == two.unsolvable_rows == [len(countdown_rows)]

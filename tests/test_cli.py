@@ -1,0 +1,89 @@
+"""The command line, run as users run it: python -m swift_plugins.countdown ..."""
+
+import json
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+
+def run(*args, check=True):
+    result = subprocess.run(
+        [sys.executable, "-m", "swift_plugins.countdown", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def read_jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_generate_writes_train_and_holdout_then_audit_finds_all_solvable(tmp_path):
+    out = tmp_path / "data" / "train.jsonl"
+    run("generate", "--num", 500, "--test-size", 50, "--seed", 3, "--out", out, "--quiet")
+    train, test = read_jsonl(out), read_jsonl(tmp_path / "data" / "train.test.jsonl")
+    assert len(train) == 500 and len(test) == 50
+    keys = [(tuple(sorted(r["nums"])), r["target"]) for r in train + test]
+    assert len(set(keys)) == 550  # the holdout shares no puzzle with the training rows
+
+    report = tmp_path / "report.json"
+    result = run("audit", out, "--json", report, "--quiet")
+    assert "500 rows, 500 solvable" in result.stdout
+    assert json.loads(report.read_text())["solvable"] == 500
+
+
+def test_generate_is_deterministic(tmp_path):
+    for name in ("a", "b"):
+        run("generate", "--num", 200, "--seed", 9, "--out", tmp_path / f"{name}.jsonl", "--quiet", "--jobs", 1)
+    assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
+
+
+def test_audit_of_hub_style_parquet_writes_unsolvable_rows(tmp_path):
+    path = tmp_path / "hub.parquet"
+    pq.write_table(pa.table({"target": [24, 100, 10], "nums": [[6, 2, 6], [1, 1, 1], [2, 5, 1]]}), path)
+    unsolvable = tmp_path / "unsolvable.jsonl"
+    result = run("audit", path, "--unsolvable-out", unsolvable, "--quiet")
+    assert "3 rows, 2 solvable" in result.stdout
+    assert read_jsonl(unsolvable) == [{"row": 1, "nums": [1, 1, 1], "target": 100}]
+
+
+def test_solve_prints_a_checked_solution_or_fails():
+    assert run("solve", 24, 1, 3, 4, 6).stdout.strip() == "6 / (1 - 3 / 4) = 24"
+    result = run("solve", 100, 1, 1, 1, check=False)
+    assert result.returncode == 1 and "no solution" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["generate", "--num", "-1", "--out", "x.jsonl"], "must be >= 0"),
+        (["generate", "--num", "5", "--out", "x.jsonl", "--count", "2-9"], "max_count <= 4"),
+        (["generate", "--num", "5", "--out", "x.jsonl", "--numbers", "9-1"], "empty range"),
+        (["audit", "missing.jsonl"], "missing.jsonl: no such file"),
+        (["audit", "data.csv"], "no such file"),
+        (["solve", "24", "1", "2", "3", "4", "5"], "1 to 4 numbers"),
+    ],
+)
+def test_bad_arguments_get_one_clear_line(args, message, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "swift_plugins.countdown", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_audit_names_the_bad_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"nums": [1, 2], "target": 3}\n{"nums": [1, 2], "target": \n')
+    result = run("audit", path, check=False)
+    assert result.returncode == 2
+    assert "bad.jsonl:2: not valid JSON" in result.stderr

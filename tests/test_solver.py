@@ -1,0 +1,60 @@
+"""The vectorised solver against a plain exact brute force over random puzzles."""
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from swift_plugins.countdown.expression import evaluate, parse_equation
+from swift_plugins.countdown.solver import format_postfix, solve, solve_batch, templates
+
+
+def brute_force_values(numbers: list[Fraction]) -> set[Fraction]:
+    """Every exact value of every expression using each number once (slow, obviously right)."""
+    if len(numbers) == 1:
+        return {numbers[0]}
+    values = set()
+    for size in range(1, len(numbers)):
+        for left_idx in itertools.combinations(range(len(numbers)), size):
+            left = [numbers[i] for i in left_idx]
+            right = [numbers[i] for i in range(len(numbers)) if i not in left_idx]
+            for a in brute_force_values(left):
+                for b in brute_force_values(right):
+                    values.update({a + b, a - b, a * b})
+                    if b:
+                        values.add(a / b)
+    return values
+
+
+def test_template_counts():
+    assert [len(templates(n)) for n in (1, 2, 3, 4)] == [1, 6, 108, 3240]
+    assert len(set(templates(4))) == 3240
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 1000), min_size=2, max_size=4), st.data())
+def test_solver_finds_exactly_the_reachable_integer_targets(numbers, data):
+    reachable = sorted(v for v in brute_force_values([Fraction(n) for n in numbers]) if v.denominator == 1)
+    targets = [int(data.draw(st.sampled_from(reachable))) for _ in range(5)] + list(range(1, 40))
+    solutions = solve_batch(np.array([numbers] * len(targets)), np.array(targets))
+    for target, solution in zip(targets, solutions, strict=True):
+        assert (solution is not None) == (Fraction(target) in reachable), (numbers, target)
+        if solution is not None:
+            equation = parse_equation(solution)
+            assert sorted(equation.literals) == sorted(numbers)
+            assert evaluate(equation.postfix) == target
+
+
+def test_fraction_only_solutions_are_found():
+    assert solve([1, 3, 4, 6], 24) is not None  # 6 / (1 - 3 / 4)
+    assert solve([5, 5, 5, 1], 24) is not None  # 5 * (5 - 1 / 5)
+    assert solve([1, 1, 1], 100) is None
+
+
+def test_format_postfix_keeps_only_needed_parentheses():
+    assert format_postfix((1, 2, "-", 3, 4, "-", "-")) == "1 - 2 - (3 - 4)"
+    assert format_postfix((1, 2, 3, "*", "+")) == "1 + 2 * 3"
+    assert format_postfix((1, 2, "+", 3, "/")) == "(1 + 2) / 3"
+    assert format_postfix((1, 2, 3, "/", "/")) == "1 / (2 / 3)"
