@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from swift_plugins.countdown.expression import ExpressionError, evaluate, parse_equation
+from swift_plugins.countdown.expression import ExpressionError, parse_equation, value_of
 
 
 @pytest.mark.parametrize(
@@ -21,7 +21,7 @@ from swift_plugins.countdown.expression import ExpressionError, evaluate, parse_
     ],
 )
 def test_values_are_exact_with_the_usual_precedence(text, value):
-    assert evaluate(parse_equation(text).postfix) == value
+    assert parse_equation(text).value() == value
 
 
 def test_claim_and_literals_are_reported():
@@ -54,11 +54,18 @@ def test_errors_say_what_is_wrong(text, message):
         parse_equation(text)
 
 
-def test_division_by_zero_raises_for_the_caller_to_score():
-    with pytest.raises(ZeroDivisionError):
-        evaluate(parse_equation("1 / (2 - 2)").postfix)
+def test_division_by_zero_has_no_value():
+    assert parse_equation("1 / (2 - 2) + 3").value() is None
+    assert parse_equation("(1 - 1) / 2").value() == 0
+    assert value_of((0, 1, 2, "-", "/"), [1, 2, 2]) is None
+
+
+def test_templates_are_shared_by_answers_of_the_same_shape():
+    first, second = parse_equation("6 / (1 - 3 / 4)"), parse_equation("8 / (2 - 1 / 3)")
+    assert first.template == second.template == (0, 1, 2, 3, "/", "-", "/")
+    assert first.value() == 24 and second.value() == Fraction(24, 5)
 
 
 def test_deep_nesting_does_not_recurse():
     depth = 50_000
-    assert evaluate(parse_equation("(" * depth + "7" + ")" * depth).postfix) == 7
+    assert parse_equation("(" * depth + "7" + ")" * depth).value() == 7

@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swift_plugins.countdown.expression import evaluate, parse_equation
-from swift_plugins.countdown.solver import format_postfix, solve, solve_batch, templates
+from swift_plugins.countdown.expression import parse_equation
+from swift_plugins.countdown.solver import format_expression, solve, solve_batch, templates
 
 
 def brute_force_values(numbers: list[Fraction]) -> set[Fraction]:
@@ -44,7 +44,7 @@ def test_solver_finds_exactly_the_reachable_integer_targets(numbers, data):
         if solution is not None:
             equation = parse_equation(solution)
             assert sorted(equation.literals) == sorted(numbers)
-            assert evaluate(equation.postfix) == target
+            assert equation.value() == target
 
 
 def test_fraction_only_solutions_are_found():
@@ -53,8 +53,9 @@ def test_fraction_only_solutions_are_found():
     assert solve([1, 1, 1], 100) is None
 
 
-def test_format_postfix_keeps_only_needed_parentheses():
-    assert format_postfix((1, 2, "-", 3, 4, "-", "-")) == "1 - 2 - (3 - 4)"
-    assert format_postfix((1, 2, 3, "*", "+")) == "1 + 2 * 3"
-    assert format_postfix((1, 2, "+", 3, "/")) == "(1 + 2) / 3"
-    assert format_postfix((1, 2, 3, "/", "/")) == "1 / (2 / 3)"
+def test_format_expression_keeps_only_needed_parentheses():
+    numbers = [1, 2, 3, 4]
+    assert format_expression((0, 1, "-", 2, 3, "-", "-"), numbers) == "1 - 2 - (3 - 4)"
+    assert format_expression((0, 1, 2, "*", "+"), numbers) == "1 + 2 * 3"
+    assert format_expression((0, 1, "+", 2, "/"), numbers) == "(1 + 2) / 3"
+    assert format_expression((0, 1, 2, "/", "/"), numbers) == "1 / (2 / 3)"

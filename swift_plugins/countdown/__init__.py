@@ -3,7 +3,7 @@
 The ms-swift adapters live in :mod:`swift_plugins.countdown.swift_adapter`.
 """
 
-from .expression import ExpressionError, evaluate, parse_equation
+from .expression import ExpressionError, parse_equation, value_of
 from .rewards import (
     Verdict,
     countdown_accuracy_reward,
@@ -18,10 +18,10 @@ __all__ = [
     "Verdict",
     "countdown_accuracy_reward",
     "countdown_shaped_reward",
-    "evaluate",
     "judge",
     "parse_equation",
     "solve",
     "solve_batch",
     "think_answer_format_reward",
+    "value_of",
 ]

@@ -1,4 +1,4 @@
-"""The Countdown answer grammar: a tokenizer, an iterative parser and an exact evaluator.
+"""The Countdown answer grammar: a parser into expression templates and an exact evaluator.
 
 Grammar (whitespace, including newlines, may separate any two tokens)::
 
@@ -9,82 +9,107 @@ Grammar (whitespace, including newlines, may separate any two tokens)::
     claim      := [ "-" ] literal
 
 Operators are binary only: no unary sign, no ``**`` or ``//``, no decimals, exponents, digit
-separators, Unicode digits or operators, names or calls. The parser is iterative (shunting-yard),
-so deep nesting cannot exhaust the stack, and every step is linear in the length of the text.
-Nothing here calls ``eval``.
+separators, Unicode digits or operators, names or calls. Nothing here calls ``eval``.
+
+An expression is split into its literals and its *template*: the postfix form with each literal
+replaced by its position (``(7 - 4) * 2`` is ``(0, 1, '-', 2, '*')`` over ``(7, 4, 2)``). The
+parser is iterative (shunting-yard), so deep nesting cannot exhaust the stack, and linear in the
+length of the text; templates are cached by the shape of the text, since answers repeat a few
+shapes. Values are computed as unreduced ``(numerator, denominator)`` int pairs, far cheaper
+than :class:`~fractions.Fraction` per operation.
 
 >>> equation = parse_equation("(70 - 42) * (30 / 5) = 168")
->>> equation.literals, equation.claim
-((70, 42, 30, 5), 168)
->>> evaluate(equation.postfix)
+>>> equation.literals, equation.template, equation.claim
+((70, 42, 30, 5), (0, 1, '-', 2, 3, '/', '*'), 168)
+>>> equation.value()
 Fraction(168, 1)
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import NamedTuple
 
-__all__ = ["OPERATORS", "Equation", "ExpressionError", "evaluate", "parse_equation"]
+__all__ = ["Equation", "ExpressionError", "Ratio", "Template", "parse_equation", "ratio_of", "value_of"]
 
-OPERATORS = ("+", "-", "*", "/")
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
-# One token per match; anything the alternatives do not cover is caught by `(?P<bad>.)`.
-_TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<op>[-+*/()=])|(?P<bad>.))", re.ASCII | re.DOTALL)
+Template = tuple[int | str, ...]  # postfix; ints are positions in a list of numbers
+Ratio = tuple[int, int]  # (numerator, denominator), unreduced; the denominator is never 0
+
+_LEGAL = re.compile(r"[\s0-9()+*/=-]*", re.ASCII)
+_NUMBER = re.compile(r"[0-9]+")
+_SPACED = str.maketrans({symbol: f" {symbol} " for symbol in "()+-*/"})  # then str.split() tokenizes
+_BINARY = {"+": 1, "-": 1, "*": 2, "/": 2}
+_STACKED = {**_BINARY, "(": 0}  # "(" binds least, so operators never pop past it
+_MAX_CACHED_SHAPES = 1 << 16
+_templates: dict[str, Template] = {}
 
 
 class ExpressionError(ValueError):
     """The text is not an equation of the Countdown grammar."""
 
 
-@dataclass(frozen=True)
-class Equation:
-    """A parsed answer: its expression in postfix order, its literals and its optional claim."""
+class Equation(NamedTuple):
+    """A parsed answer: its literals in order, the template over them, and its optional claim."""
 
-    postfix: tuple[int | str, ...]
     literals: tuple[int, ...]
+    template: Template
     claim: int | None
 
+    def ratio(self) -> Ratio | None:
+        return ratio_of(self.template, self.literals)
 
-def _literal(digits: str) -> int:
-    if len(digits) > 1 and digits[0] == "0":
-        raise ExpressionError(f"leading zero in {digits!r}")
-    return int(digits)
-
-
-def _tokens(text: str) -> list[str | int]:
-    tokens: list[str | int] = []
-    for match in _TOKEN.finditer(text.rstrip()):
-        if match["bad"] is not None:
-            raise ExpressionError(f"unexpected character {match['bad']!r}")
-        tokens.append(_literal(match["int"]) if match["int"] is not None else match["op"])
-    return tokens
+    def value(self) -> Fraction | None:
+        return value_of(self.template, self.literals)
 
 
-def _split_claim(tokens: list[str | int]) -> tuple[list[str | int], int | None]:
-    if "=" not in tokens:
-        return tokens, None
-    at = tokens.index("=")
-    claim = tokens[at + 1 :]
-    if claim and claim[0] == "-":
-        sign, claim = -1, claim[1:]
-    else:
-        sign = 1
-    if len(claim) != 1 or not isinstance(claim[0], int):
-        raise ExpressionError("the right side of '=' must be one integer")
-    return tokens[:at], sign * claim[0]
+def ratio_of(template: Template, numbers: Sequence[int]) -> Ratio | None:
+    """The exact value of ``template`` over ``numbers`` as a ratio; None on division by zero.
+
+    >>> ratio_of((0, 1, "/", 2, "*"), [1, 3, 2])
+    (2, 3)
+    """
+    stack: list[Ratio] = []
+    for token in template:
+        if type(token) is int:
+            stack.append((numbers[token], 1))
+            continue
+        (c, d), (a, b) = stack.pop(), stack.pop()
+        if token == "+":
+            stack.append((a * d + c * b, b * d))
+        elif token == "-":
+            stack.append((a * d - c * b, b * d))
+        elif token == "*":
+            stack.append((a * c, b * d))
+        elif c:
+            stack.append((a * d, b * c))
+        else:
+            return None
+    return stack[0]
 
 
-def _to_postfix(tokens: list[str | int]) -> list[int | str]:
-    """Shunting-yard that also checks operand/operator alternation, so unary signs are rejected."""
+def value_of(template: Template, numbers: Sequence[int]) -> Fraction | None:
+    """The exact value of ``template`` over ``numbers``; None on division by zero.
+
+    >>> value_of((0, 1, 2, "/", "-"), [6, 1, 4]), value_of((0, 1, "/"), [1, 0])
+    (Fraction(23, 4), None)
+    """
+    ratio = ratio_of(template, numbers)
+    return None if ratio is None else Fraction(*ratio)
+
+
+def _compile(shape: str) -> Template:
+    """Shunting-yard over a shape (literals written ``n``) that checks operand/operator alternation."""
     output: list[int | str] = []
     stack: list[str] = []
+    slot = 0
     expect_operand = True
-    for token in tokens:
+    for token in shape.translate(_SPACED).split():
         if expect_operand:
-            if isinstance(token, int):
-                output.append(token)
+            if token == "n":
+                output.append(slot)
+                slot += 1
                 expect_operand = False
             elif token == "(":
                 stack.append(token)
@@ -96,56 +121,60 @@ def _to_postfix(tokens: list[str | int]) -> list[int | str]:
             if not stack:
                 raise ExpressionError("unbalanced ')'")
             stack.pop()
-        elif isinstance(token, str) and token in _PRECEDENCE:
-            while stack and stack[-1] != "(" and _PRECEDENCE[stack[-1]] >= _PRECEDENCE[token]:
+        elif token in _BINARY:
+            level = _BINARY[token]
+            while stack and _STACKED[stack[-1]] >= level:
                 output.append(stack.pop())
             stack.append(token)
             expect_operand = True
         else:
-            raise ExpressionError(f"expected an operator or ')' but found {token!r}")
+            found = "a number" if token == "n" else repr(token)
+            raise ExpressionError(f"expected an operator or ')' but found {found}")
     if expect_operand:
         raise ExpressionError("the expression is empty or ends with an operator")
     while stack:
         if stack[-1] == "(":
             raise ExpressionError("unbalanced '('")
         output.append(stack.pop())
-    return output
+    return tuple(output)
+
+
+def _template(shape: str) -> Template:
+    template = _templates.get(shape)
+    if template is None:
+        template = _compile(shape)
+        if len(_templates) >= _MAX_CACHED_SHAPES:
+            _templates.clear()
+        _templates[shape] = template
+    return template
+
+
+def _claim(text: str) -> int:
+    text = text.strip()
+    negative = text.startswith("-")
+    digits = text[1:].lstrip() if negative else text
+    if not digits.isdigit():  # the text is ASCII by now
+        raise ExpressionError("the right side of '=' must be one integer")
+    if digits[0] == "0" and len(digits) > 1:
+        raise ExpressionError(f"leading zero in {digits!r}")
+    return -int(digits) if negative else int(digits)
 
 
 def parse_equation(text: str) -> Equation:
     """Parse ``expression [= claim]``; raise :class:`ExpressionError` on anything else.
 
-    >>> parse_equation("1 + 2 * 3").postfix
-    (1, 2, 3, '*', '+')
+    >>> parse_equation("1 + 2 * 3").value()
+    Fraction(7, 1)
     """
-    tokens = _tokens(text)
-    if tokens.count("=") > 1:
+    legal = _LEGAL.match(text).end()
+    if legal < len(text):
+        raise ExpressionError(f"unexpected character {text[legal]!r}")
+    expression, equals, claim = text.partition("=")
+    if "=" in claim:
         raise ExpressionError("more than one '='")
-    expression, claim = _split_claim(tokens)
-    postfix = _to_postfix(expression)
-    literals = tuple(token for token in postfix if isinstance(token, int))
-    return Equation(tuple(postfix), literals, claim)
-
-
-def evaluate(postfix: tuple[int | str, ...] | list[int | str]) -> Fraction:
-    """Evaluate a postfix expression exactly; raise ``ZeroDivisionError`` on division by zero.
-
-    >>> evaluate((1, 3, "/", 2, "*"))
-    Fraction(2, 3)
-    """
-    stack: list[Fraction] = []
-    for token in postfix:
-        if isinstance(token, int):
-            stack.append(Fraction(token))
-            continue
-        right, left = stack.pop(), stack.pop()
-        if token == "+":
-            stack.append(left + right)
-        elif token == "-":
-            stack.append(left - right)
-        elif token == "*":
-            stack.append(left * right)
-        else:
-            stack.append(left / right)
-    (value,) = stack
-    return value
+    digits = _NUMBER.findall(expression)
+    for literal in digits:
+        if literal[0] == "0" and len(literal) > 1:
+            raise ExpressionError(f"leading zero in {literal!r}")
+    template = _template(_NUMBER.sub("n", expression))
+    return Equation(tuple(map(int, digits)), template, _claim(claim) if equals else None)

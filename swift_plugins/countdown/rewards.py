@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import enum
 import json
-from collections import Counter
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
-from .expression import ExpressionError, evaluate, parse_equation
+from .expression import ExpressionError, parse_equation
 
 __all__ = [
     "MAX_ANSWER_CHARS",
@@ -81,6 +79,8 @@ def extract_answer(text: str) -> str | None:
 
 def _as_int(value: Any) -> int:
     """An integer from an int, an integral float or a numeric string; ValueError otherwise."""
+    if type(value) is int:
+        return value
     if isinstance(value, bool):
         raise ValueError(f"not a number: {value!r}")
     if isinstance(value, str):
@@ -122,16 +122,15 @@ def judge(completion: Any, nums: Any, target: Any) -> Verdict:
         equation = parse_equation(answer)
     except ExpressionError:
         return Verdict.ILLEGAL_SYNTAX
-    # The multiset check comes before evaluation: it bounds the work to the puzzle's few numbers.
-    if Counter(equation.literals) != Counter(numbers):
+    if sorted(equation.literals) != sorted(numbers):
         return Verdict.WRONG_NUMBERS
     if equation.claim is not None and equation.claim != goal:
         return Verdict.WRONG_VALUE
-    try:
-        value = evaluate(equation.postfix)
-    except ZeroDivisionError:
+    ratio = equation.ratio()
+    if ratio is None:  # division by zero
         return Verdict.WRONG_VALUE
-    return Verdict.CORRECT if value == Fraction(goal) else Verdict.WRONG_VALUE
+    numerator, denominator = ratio
+    return Verdict.CORRECT if numerator == goal * denominator else Verdict.WRONG_VALUE
 
 
 def is_well_formatted(completion: Any, think_in_prompt: bool = False) -> bool:

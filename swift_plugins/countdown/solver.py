@@ -15,21 +15,18 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from functools import cache
 
 import numpy as np
 
-from .expression import evaluate
+from .expression import Template, value_of
 
-__all__ = ["MAX_COUNT", "fill", "format_postfix", "solve", "solve_batch", "templates"]
+__all__ = ["MAX_COUNT", "format_expression", "solve", "solve_batch", "templates"]
 
 MAX_COUNT = 4
 # Float error for numbers up to a few thousand and four numbers is far below this; candidates
 # inside the tolerance are confirmed exactly, so the only cost of a loose bound is a few extra checks.
 _TOLERANCE = 1e-6
-
-Postfix = tuple[int | str, ...]  # ints are slot indices in a template, numbers once filled in
 
 
 def _splits(mask: int):
@@ -47,10 +44,10 @@ _COMBINATIONS = (("+", False), ("*", False), ("-", False), ("-", True), ("/", Fa
 
 
 @cache
-def _templates_of(mask: int) -> tuple[Postfix, ...]:
+def _templates_of(mask: int) -> tuple[Template, ...]:
     if mask & (mask - 1) == 0:
         return ((mask.bit_length() - 1,),)
-    result: list[Postfix] = []
+    result: list[Template] = []
     for part, rest in _splits(mask):
         for op, swapped in _COMBINATIONS:
             left, right = (rest, part) if swapped else (part, rest)
@@ -58,7 +55,7 @@ def _templates_of(mask: int) -> tuple[Postfix, ...]:
     return tuple(result)
 
 
-def templates(count: int) -> tuple[Postfix, ...]:
+def templates(count: int) -> tuple[Template, ...]:
     """All expression shapes using slots ``0..count-1`` exactly once, in postfix.
 
     >>> len(templates(2)), len(templates(3)), len(templates(4))
@@ -113,22 +110,17 @@ def _hits(numbers: np.ndarray, targets: np.ndarray) -> np.ndarray:
         return np.concatenate([(block >= low) & (block <= high) for block in _blocks(full, numbers, {})], axis=1)
 
 
-def fill(template: Postfix, numbers: Sequence[int]) -> Postfix:
-    """Put ``numbers`` into a template's slots."""
-    return tuple(numbers[token] if isinstance(token, int) else token for token in template)
+def format_expression(template: Template, numbers: Sequence[int]) -> str:
+    """Infix text of ``template`` over ``numbers`` with only the parentheses the value needs.
 
-
-def format_postfix(postfix: Postfix) -> str:
-    """Infix text with only the parentheses the value needs.
-
-    >>> format_postfix((6, 2, "-", 6, "*"))
+    >>> format_expression((0, 1, "-", 2, "*"), [6, 2, 6])
     '(6 - 2) * 6'
     """
     precedence = {"+": 1, "-": 1, "*": 2, "/": 2}
     stack: list[tuple[str, int]] = []  # (text, precedence of its top operator; 3 for a number)
-    for token in postfix:
+    for token in template:
         if not isinstance(token, str):
-            stack.append((str(token), 3))
+            stack.append((str(numbers[token]), 3))
             continue
         (right, right_level), (left, left_level) = stack.pop(), stack.pop()
         level = precedence[token]
@@ -140,11 +132,8 @@ def format_postfix(postfix: Postfix) -> str:
     return stack[0][0]
 
 
-def _confirm(template: Postfix, numbers: Sequence[int], target: int) -> bool:
-    try:
-        return evaluate(fill(template, numbers)) == Fraction(target)
-    except ZeroDivisionError:
-        return False
+def _confirm(template: Template, numbers: Sequence[int], target: int) -> bool:
+    return value_of(template, numbers) == target
 
 
 def solve_batch(numbers: np.ndarray, targets: np.ndarray) -> list[str | None]:
@@ -166,7 +155,7 @@ def solve_batch(numbers: np.ndarray, targets: np.ndarray) -> list[str | None]:
             exact = (c for c in np.flatnonzero(hits[row]) if _confirm(shapes[c], row_numbers, target))
             column = next(exact, None)
         if column is not None:
-            solutions[row] = format_postfix(fill(shapes[column], row_numbers))
+            solutions[row] = format_expression(shapes[column], row_numbers)
     return solutions
 
 
