@@ -1,4 +1,4 @@
-"""``python -m swift_plugins.countdown``: generate, audit, solve, score and plot.
+"""``python -m swift_plugins.countdown``: generate, audit, solve and score Countdown data.
 
 Run with ``--help`` after any command for its options.
 """
@@ -100,6 +100,20 @@ def _solve(args: argparse.Namespace) -> None:
     print(f"{solution} = {args.target}")
 
 
+def _score(args: argparse.Namespace) -> None:
+    from .scoring import format_report, load_samples, sample_record, score_samples
+
+    samples = load_samples(args.results, think_in_prompt=args.think_in_prompt)
+    report = score_samples(samples)
+    print(format_report(report))
+    out = args.json or args.results[0].with_suffix(".score.json")
+    Path(out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwrote the report to {out}")
+    if args.per_example:
+        write_jsonl(map(sample_record, samples), args.per_example)
+        print(f"wrote {len(samples)} scored examples to {args.per_example}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m swift_plugins.countdown", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -131,6 +145,17 @@ def build_parser() -> argparse.ArgumentParser:
     sol.add_argument("target", type=int)
     sol.add_argument("numbers", type=int, nargs="+")
     sol.set_defaults(run=_solve)
+
+    score = commands.add_parser("score", help="score swift infer result files with the training rewards")
+    score.add_argument("results", type=Path, nargs="+", help="result .jsonl files; several = several samples")
+    score.add_argument("--json", type=Path, help="report path (default: first RESULTS with .score.json)")
+    score.add_argument("--per-example", type=Path, help="write each scored sample here as JSONL")
+    score.add_argument(
+        "--think-in-prompt",
+        action="store_true",
+        help="the chat template opens <think> in the prompt (for the format rate)",
+    )
+    score.set_defaults(run=_score)
 
     for command in (gen, aud):
         command.add_argument("--quiet", action="store_true", help="no progress bar")
