@@ -25,3 +25,11 @@ def countdown_jsonl(tmp_path, countdown_rows) -> Path:
     path = tmp_path / "countdown.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in countdown_rows))
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """The demo's tiny random Qwen2.5-shaped model, built once per test session."""
+    from swift_plugins.countdown.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")

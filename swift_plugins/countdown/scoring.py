@@ -1,7 +1,7 @@
 """Score ``swift infer`` results on Countdown puzzles with the training rewards' own judge.
 
-A result row needs the model's ``response`` and its puzzle: ``nums``/``target`` columns (kept by
-``swift infer ... --remove_unused_columns false``) or else the Countdown prompt in ``messages``.
+A result row needs the model's ``response`` and its puzzle: ``nums``/``target`` columns if present,
+else the Countdown prompt in ``messages`` (what ``swift infer`` writes: it drops extra columns).
 Rows of several result files (several samples per prompt) are grouped by puzzle for pass@k.
 
 >>> rows = [{"response": "<think>…</think><answer>6 + 2 + 6</answer>", "nums": [6, 2, 6], "target": 14},
@@ -54,8 +54,8 @@ def _puzzle(row: dict[str, Any], where: str) -> tuple[list[int], int]:
     match = next((m for m in map(_PROMPT.search, filter(None, prompts)) if m), None)
     if match is None:
         raise DataError(
-            f"{where}: no nums/target columns and no Countdown prompt in messages "
-            "(run swift infer with --remove_unused_columns false)"
+            f"{where}: no nums/target columns and no Countdown prompt "
+            "('Using the numbers [...], create an equation that equals N') in messages"
         )
     return [int(n) for n in match[1].split(",") if n.strip()], int(match[2])
 
