@@ -37,8 +37,7 @@ source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib/launch.sh"
 main() {
     handle_help "$@"
 
-    local model=${MODEL:-Qwen/Qwen2.5-3B-Instruct}
-    local dataset=${DATASET:-zouxuhong/Countdown-Tasks-3to4#50000}
+    local model=${MODEL:-$COUNTDOWN_MODEL} dataset=${DATASET:-$COUNTDOWN_DATASET}
     local output_dir
     output_dir=$(absolute_path "${OUTPUT_DIR:-$LAUNCH_REPO_ROOT/output/countdown_1gpu-$(date +%Y%m%d-%H%M%S)}")
     local gpu=${GPU:-0} master_port=${MASTER_PORT:-29500} report_to=${REPORT_TO:-tensorboard}
@@ -103,16 +102,7 @@ main() {
 
     note "starting trainer with colocated vLLM on GPU $gpu (log: $output_dir/train.log)"
     start_in_new_session "$output_dir/train.log" "${train_env[@]}" -- "${train_cmd[@]}"
-    local trainer_pid=$LAUNCH_LAST_PID
-    follow_log "$output_dir/train.log" "$trainer_pid"
-    wait_for_trainer "$trainer_pid"
-
-    if ((LAUNCH_TRAINER_STATUS == 0)); then
-        note "training finished; outputs in $output_dir"
-    else
-        note "trainer exited with status $LAUNCH_TRAINER_STATUS; see $output_dir/train.log"
-    fi
-    exit "$LAUNCH_TRAINER_STATUS"
+    finish_with_trainer "$output_dir/train.log" "$LAUNCH_LAST_PID"
 }
 
 main "$@"

@@ -43,8 +43,7 @@ source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib/launch.sh"
 main() {
     handle_help "$@"
 
-    local model=${MODEL:-Qwen/Qwen2.5-3B-Instruct}
-    local dataset=${DATASET:-zouxuhong/Countdown-Tasks-3to4#50000}
+    local model=${MODEL:-$COUNTDOWN_MODEL} dataset=${DATASET:-$COUNTDOWN_DATASET}
     local output_dir
     output_dir=$(absolute_path "${OUTPUT_DIR:-$LAUNCH_REPO_ROOT/output/countdown_3gpu-$(date +%Y%m%d-%H%M%S)}")
     local rollout_gpu=${ROLLOUT_GPU:-2} train_gpus=${TRAIN_GPUS:-0,1}
@@ -124,16 +123,7 @@ main() {
 
     note "starting trainer on GPUs $train_gpus, NPROC_PER_NODE=$nproc (log: $output_dir/train.log)"
     start_in_new_session "$output_dir/train.log" "${train_env[@]}" -- "${train_cmd[@]}"
-    local trainer_pid=$LAUNCH_LAST_PID
-    follow_log "$output_dir/train.log" "$trainer_pid"
-    wait_for_trainer "$trainer_pid" "$rollout_pid" "$output_dir/rollout.log"
-
-    if ((LAUNCH_TRAINER_STATUS == 0)); then
-        note "training finished; outputs in $output_dir"
-    else
-        note "trainer exited with status $LAUNCH_TRAINER_STATUS; see $output_dir/train.log"
-    fi
-    exit "$LAUNCH_TRAINER_STATUS"
+    finish_with_trainer "$output_dir/train.log" "$LAUNCH_LAST_PID" "$rollout_pid" "$output_dir/rollout.log"
 }
 
 main "$@"

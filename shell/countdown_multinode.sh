@@ -109,7 +109,7 @@ run_train() {
     local nnodes=${NNODES:-1} node_rank=${NODE_RANK:-0} master_port=${MASTER_PORT:-29500}
     local master_addr=${MASTER_ADDR:-}
     local gpus=${TRAIN_GPUS:-0,1,2,3,4,5,6,7}
-    local dataset=${DATASET:-zouxuhong/Countdown-Tasks-3to4#50000} report_to=${REPORT_TO:-tensorboard}
+    local dataset=${DATASET:-$COUNTDOWN_DATASET} report_to=${REPORT_TO:-tensorboard}
 
     [[ -n $rollout_host ]] || die "ROLE=train needs ROLLOUT_HOST (the host running ROLE=rollout)"
     require_positive_int NNODES "$nnodes"
@@ -164,22 +164,13 @@ run_train() {
     wait_for_health "http://$(url_host "$rollout_host"):$PORT/health/" "$TIMEOUT"
     note "starting trainer node $node_rank/$nnodes on GPUs $gpus, NPROC_PER_NODE=$nproc (log: $log)"
     start_in_new_session "$log" "${train_env[@]}" -- "${train_cmd[@]}"
-    local trainer_pid=$LAUNCH_LAST_PID
-    follow_log "$log" "$trainer_pid"
-    wait_for_trainer "$trainer_pid"
-
-    if ((LAUNCH_TRAINER_STATUS == 0)); then
-        note "training finished; outputs in $OUT_DIR"
-    else
-        note "trainer exited with status $LAUNCH_TRAINER_STATUS; see $log"
-    fi
-    exit "$LAUNCH_TRAINER_STATUS"
+    finish_with_trainer "$log" "$LAUNCH_LAST_PID"
 }
 
 main() {
     handle_help "$@"
 
-    MODEL_NAME=${MODEL:-Qwen/Qwen2.5-3B-Instruct}
+    MODEL_NAME=${MODEL:-$COUNTDOWN_MODEL}
     OUT_DIR=$(absolute_path "${OUTPUT_DIR:-$LAUNCH_REPO_ROOT/output/countdown_multinode}")
     PORT=${VLLM_PORT:-8000}
     GROUP_PORT=${VLLM_GROUP_PORT:-51216}

@@ -30,6 +30,9 @@ fi
 
 LAUNCH_NAME=${0##*/}
 LAUNCH_REPO_ROOT=$(cd -P "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# The ms-swift Countdown example's model and data: every recipe's defaults.
+# shellcheck disable=SC2034 # used by the recipes that source this file
+readonly COUNTDOWN_MODEL=Qwen/Qwen2.5-3B-Instruct COUNTDOWN_DATASET='zouxuhong/Countdown-Tasks-3to4#50000'
 LAUNCH_PLUGIN=$LAUNCH_REPO_ROOT/swift_plugins/plugin.py
 LAUNCH_STOP_GRACE=${STOP_GRACE_SECONDS:-10}
 LAUNCH_RECORD=""          # commands.sh of this run (prepare_output_dir)
@@ -545,6 +548,20 @@ wait_for_health() { # URL TIMEOUT [PID LOG]
         fi
         nap 0.5
     done
+}
+
+# Shows the trainer's log on the terminal, waits for the trainer (and watches
+# the rollout server, if given), reports, and exits with the trainer's status.
+finish_with_trainer() { # LOG TRAINER_PID [ROLLOUT_PID ROLLOUT_LOG]
+    local log=$1 trainer=$2
+    follow_log "$log" "$trainer"
+    wait_for_trainer "$trainer" "${@:3}"
+    if ((LAUNCH_TRAINER_STATUS == 0)); then
+        note "training finished; outputs in $(dirname "$log")"
+    else
+        note "trainer exited with status $LAUNCH_TRAINER_STATUS; see $log"
+    fi
+    exit "$LAUNCH_TRAINER_STATUS"
 }
 
 # Waits for the trainer and sets LAUNCH_TRAINER_STATUS to its exit status.
