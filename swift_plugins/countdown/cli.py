@@ -1,4 +1,4 @@
-"""``python -m swift_plugins.countdown``: generate, audit, solve and score Countdown data.
+"""``python -m swift_plugins.countdown``: generate, audit, solve, score, plot, tiny-model.
 
 Run with ``--help`` after any command for its options.
 """
@@ -114,6 +114,18 @@ def _score(args: argparse.Namespace) -> None:
         print(f"wrote {len(samples)} scored examples to {args.per_example}")
 
 
+def _tiny_model(args: argparse.Namespace) -> None:
+    from .tiny_model import build_tiny_model
+
+    print(build_tiny_model(args.out_dir))
+
+
+def _plot(args: argparse.Namespace) -> None:
+    from .plot import plot_run
+
+    print(f"wrote {plot_run(args.run_dir, args.out)}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m swift_plugins.countdown", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -156,6 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="the chat template opens <think> in the prompt (for the format rate)",
     )
     score.set_defaults(run=_score)
+
+    plot = commands.add_parser("plot", help="plot a swift run's logging.jsonl (finished or running) into a PNG")
+    plot.add_argument("run_dir", type=Path, help="run folder, --output_dir with v*/ folders, or logging.jsonl")
+    plot.add_argument("--out", type=Path, help="PNG path (default: curves.png next to logging.jsonl)")
+    plot.set_defaults(run=_plot)
+
+    tiny = commands.add_parser("tiny-model", help="write a tiny random Qwen2.5-shaped model for CPU runs")
+    tiny.add_argument("out_dir", type=Path)
+    tiny.set_defaults(run=_tiny_model)
 
     for command in (gen, aud):
         command.add_argument("--quiet", action="store_true", help="no progress bar")

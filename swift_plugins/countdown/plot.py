@@ -1,0 +1,160 @@
+"""Training curves of an ms-swift GRPO run, from its ``logging.jsonl``, as one PNG.
+
+ms-swift 4.x writes one JSON object per logged step into ``<output_dir>/v<N>-<time>/logging.jsonl``
+(keys such as ``rewards/CountdownAccuracy/mean``, ``reward_std``, ``completions/mean_length``,
+``completions/clipped_ratio``, ``kl`` and ``global_step/max_steps``), then a summary line
+(``train_runtime``) and a final dump (``log_history``) when training ends. A run still in progress,
+whose last line may be half-written, plots too.
+
+Example::
+
+    plot_run(Path("output/cpu_demo/run"))  # -> output/cpu_demo/run/v0-<time>/curves.png
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LOG_NAME", "PANELS", "find_log", "plot_run", "read_steps"]
+
+LOG_NAME = "logging.jsonl"
+
+# (title, y label, [(key, legend label)]). A panel is drawn when any of its keys was logged;
+# the reward panel also takes every ``rewards/<Name>/mean`` key.
+PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
+    ("Rewards (mean over completions)", "reward", [("reward", "total (weighted sum)")]),
+    ("Reward spread", "value", [("reward_std", "reward std"),
+                                ("frac_reward_zero_std", "groups with zero std (no gradient)")]),
+    ("Completion length", "tokens", [("completions/mean_length", "mean"), ("completions/min_length", "min"),
+                                     ("completions/max_length", "max")]),
+    ("Truncated completions", "fraction", [("completions/clipped_ratio", "clipped ratio")]),
+    ("KL to the reference model", "KL", [("kl", "kl")]),
+]
+_REWARD_PREFIX, _REWARD_SUFFIX = "rewards/", "/mean"
+_MARKERS = ["o", "s", "^", "v", "D", "x"]
+
+
+def find_log(path: Path) -> Path:
+    """The ``logging.jsonl`` of ``path``: the file itself, a run folder, or an ``--output_dir`` whose
+    versioned run folders (``v0-…``, ``v1-…``) hold one; the most recently written wins.
+
+    Raises ValueError naming ``path`` when there is none.
+    """
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise ValueError(f"{path}: no such file or folder (expected a swift output folder or its {LOG_NAME})")
+    if (path / LOG_NAME).is_file():
+        return path / LOG_NAME
+    logs = [log for log in path.glob(f"*/{LOG_NAME}") if log.is_file()]
+    if not logs:
+        raise ValueError(f"{path}: no {LOG_NAME} in it or in its run folders (v0-…/): has training started?")
+    return max(logs, key=lambda log: log.stat().st_mtime)
+
+
+def _lines(log: Path) -> Iterator[dict[str, Any]]:
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:  # the half-written last line of a running run
+            continue
+        if isinstance(record, dict):
+            yield record
+
+
+def _step(record: dict[str, Any], default: int) -> int:
+    progress = record.get("global_step/max_steps")  # "3/100"; swift's step lines carry no "step" key
+    if isinstance(progress, str) and progress.partition("/")[0].isdigit():
+        return int(progress.partition("/")[0])
+    step = record.get("step")
+    return step if isinstance(step, int) else default
+
+
+def read_steps(log: Path) -> list[dict[str, Any]]:
+    """The per-step training records of a ``logging.jsonl``, each with an int ``step`` added.
+
+    Summary lines (``train_runtime``, ``log_history``) and evaluation lines are left out.
+    """
+    steps = []
+    for record in _lines(log):
+        if "train_runtime" in record or "log_history" in record or any(key.startswith("eval_") for key in record):
+            continue
+        if not any(_is_number(value) for key, value in record.items() if key not in ("epoch", "learning_rate")):
+            continue
+        steps.append({**record, "step": _step(record, len(steps) + 1)})
+    return steps
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _series(steps: list[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
+    points = [(record["step"], float(record[key])) for record in steps if _is_number(record.get(key))]
+    return [x for x, _ in points], [y for _, y in points]
+
+
+def _panels(steps: list[dict[str, Any]]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    keys = {key for record in steps for key, value in record.items() if _is_number(value)}
+    rewards = sorted(key for key in keys if key.startswith(_REWARD_PREFIX) and key.endswith(_REWARD_SUFFIX))
+    panels = []
+    for title, unit, lines in PANELS:
+        if title.startswith("Rewards"):
+            lines = [(key, key[len(_REWARD_PREFIX) : -len(_REWARD_SUFFIX)]) for key in rewards] + lines
+        present = [(key, label) for key, label in lines if key in keys]
+        if present:
+            panels.append((title, unit, present))
+    return panels
+
+
+def plot_run(run_dir: Path, out: Path | None = None) -> Path:
+    """Plot the curves of the swift run at ``run_dir`` into a PNG and return its path.
+
+    ``run_dir`` is a run folder, an ``--output_dir`` holding versioned run folders, or the
+    ``logging.jsonl`` itself. ``out`` defaults to ``curves.png`` next to the ``logging.jsonl``.
+    Raises ValueError naming the path when there is no log or no step logged yet.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    log = find_log(Path(run_dir))
+    steps = read_steps(log)
+    if not steps:
+        raise ValueError(f"{log}: no training step logged yet (empty or only summary lines)")
+    panels = _panels(steps)
+    if not panels:
+        raise ValueError(f"{log}: none of the plotted keys ({', '.join(k for _, _, ls in PANELS for k, _ in ls)}, "
+                         f"rewards/<Name>/mean) was logged")
+    out = Path(out) if out is not None else log.parent / "curves.png"
+
+    columns = min(3, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    figure = Figure(figsize=(5.2 * columns, 3.6 * rows), layout="constrained")
+    FigureCanvasAgg(figure)  # render with Agg whatever the global matplotlib backend is
+    finished = any("train_runtime" in record for record in _lines(log))
+    total = str(steps[-1].get("global_step/max_steps", "")).partition("/")[2]
+    status = "finished" if finished else "in progress"
+    figure.suptitle(f"GRPO run {log.parent.name}: {len(steps)} logged steps"
+                    f"{f' of {total}' if total else ''} ({status})")
+    for index, (title, unit, lines) in enumerate(panels):
+        axes = figure.add_subplot(rows, columns, index + 1)
+        for number, (key, label) in enumerate(lines):
+            xs, ys = _series(steps, key)
+            marker = _MARKERS[number % len(_MARKERS)]  # distinct markers keep equal curves visible
+            axes.plot(xs, ys, marker=marker, markersize=4, alpha=0.85, label=label)
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_title(title)
+        axes.set_xlabel("step")
+        axes.set_ylabel(unit)
+        axes.grid(alpha=0.3)
+        if len(lines) > 1:
+            axes.legend(fontsize="small")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=100)
+    return out

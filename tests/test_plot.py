@@ -1,0 +1,79 @@
+"""Curves of a swift run's logging.jsonl, finished or still running."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from swift_plugins.countdown.plot import find_log, plot_run, read_steps
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def step_record(step: int, total: int = 3) -> dict:
+    return {
+        "loss": 0.01 * step,
+        "grad_norm": 0.5,
+        "learning_rate": 1e-6,
+        "completions/mean_length": 30.0 + step,
+        "completions/min_length": 12.0,
+        "completions/max_length": 48.0,
+        "completions/clipped_ratio": 0.5,
+        "reward": 0.2 * step,
+        "reward_std": 0.3,
+        "frac_reward_zero_std": 0.25,
+        "rewards/CountdownAccuracy/mean": 0.1 * step,
+        "rewards/CountdownAccuracy/std": 0.2,
+        "rewards/ThinkAnswerFormat/mean": 0.5,
+        "rewards/ThinkAnswerFormat/std": 0.1,
+        "kl": 0.001 * step,
+        "step_time": 2.0,
+        "epoch": 0.1 * step,
+        "global_step/max_steps": f"{step}/{total}",
+        "elapsed_time": f"{2 * step}s",
+        "remaining_time": "2s",
+    }
+
+
+def write_log(folder: Path, lines: list[str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "logging.jsonl"
+    log.write_text("".join(line + "\n" for line in lines))
+    return log
+
+
+def test_plot_run_finds_the_versioned_run_and_skips_a_half_written_line(tmp_path):
+    run = tmp_path / "output" / "v0-20260101-000000"
+    lines = [json.dumps(step_record(1)), json.dumps(step_record(2)), '{"loss": 0.0, "grad_no']  # still running
+    log = write_log(run, lines)
+    assert find_log(tmp_path / "output") == find_log(run) == find_log(log) == log
+    assert [record["step"] for record in read_steps(log)] == [1, 2]
+
+    png = plot_run(tmp_path / "output")
+    assert png == run / "curves.png"
+    assert png.read_bytes().startswith(PNG_MAGIC) and png.stat().st_size > 10_000
+
+
+def test_plot_run_of_a_finished_run_to_a_chosen_file(tmp_path):
+    summary = {"train_runtime": 6.1, "train_loss": 0.0, "global_step/max_steps": "3/3"}
+    final = {"last_model_checkpoint": "x/checkpoint-3", "log_history": [step_record(1)]}
+    log = write_log(
+        tmp_path / "run", [json.dumps(step_record(s)) for s in (1, 2, 3)] + [json.dumps(summary), json.dumps(final)]
+    )
+    assert [record["step"] for record in read_steps(log)] == [1, 2, 3]
+    png = plot_run(log, tmp_path / "plots" / "run.png")
+    assert png == tmp_path / "plots" / "run.png" and png.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_plot_run_names_the_path_when_there_is_nothing_to_plot(tmp_path):
+    with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'missing'}: no such file")):
+        plot_run(tmp_path / "missing")
+    with pytest.raises(ValueError, match=re.escape(f"{tmp_path}: no logging.jsonl")):
+        plot_run(tmp_path)
+    empty = write_log(tmp_path / "v0-empty", [])
+    with pytest.raises(ValueError, match=re.escape(f"{empty}: no training step logged yet")):
+        plot_run(tmp_path / "v0-empty")
+    summary_only = write_log(tmp_path / "v1-summary", ['{"train_runtime": 1.0}', '{"loss'])
+    with pytest.raises(ValueError, match=re.escape(f"{summary_only}: no training step")):
+        plot_run(summary_only)

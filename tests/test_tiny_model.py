@@ -1,0 +1,37 @@
+"""The tiny random Qwen2.5-shaped model of the CPU demo and the e2e tests."""
+
+import time
+
+from swift_plugins.countdown.tiny_model import build_tiny_model
+
+
+def test_tiny_model_loads_renders_the_chat_template_and_runs_forward(tiny_model):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model, local_files_only=True)
+    assert (tokenizer.eos_token, tokenizer.pad_token) == ("<|im_end|>", "<|endoftext|>")
+    assert model.config.vocab_size == len(tokenizer) and model.config.tie_word_embeddings
+    assert model.dtype == torch.float32 and model.config.hidden_size == 64
+    assert model.generation_config.eos_token_id == [tokenizer.eos_token_id, tokenizer.pad_token_id]
+
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Using the numbers [1, 2]"}], tokenize=False, add_generation_prompt=True
+    )
+    assert text.endswith("<|im_start|>user\nUsing the numbers [1, 2]<|im_end|>\n<|im_start|>assistant\n")
+    ids = tokenizer(text, return_tensors="pt").input_ids
+    with torch.no_grad():
+        logits = model(ids).logits
+    assert logits.shape == (1, ids.shape[1], len(tokenizer)) and torch.isfinite(logits).all()
+
+
+def test_tiny_model_build_is_idempotent_and_deterministic(tiny_model, tmp_path):
+    files = {path.name: path.stat().st_mtime_ns for path in tiny_model.iterdir()}
+    started = time.monotonic()
+    assert build_tiny_model(tiny_model) == tiny_model
+    assert time.monotonic() - started < 0.5  # nothing rebuilt
+    assert {path.name: path.stat().st_mtime_ns for path in tiny_model.iterdir()} == files
+    again = build_tiny_model(tmp_path / "again")
+    assert (again / "model.safetensors").read_bytes() == (tiny_model / "model.safetensors").read_bytes()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
