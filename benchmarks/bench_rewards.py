@@ -84,7 +84,7 @@ def realistic_batches(count: int, seed: int) -> list[tuple[list[str], list[list[
     return batches
 
 
-def throughputs(rewards, batches, repeats: int = 5) -> list[float]:
+def throughputs(rewards, batches, repeats: int = 7) -> list[float]:
     """Best completions per CPU-second of each reward.
 
     Passes alternate, so other load on the machine hits all rewards alike, and CPU time of this

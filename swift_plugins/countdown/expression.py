@@ -32,13 +32,23 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
-__all__ = ["Equation", "ExpressionError", "Ratio", "Template", "parse_equation", "ratio_of", "value_of"]
+__all__ = [
+    "Equation",
+    "ExpressionError",
+    "Ratio",
+    "Template",
+    "parse_equation",
+    "ratio_of",
+    "split_equation",
+    "value_of",
+]
 
 Template = tuple[int | str, ...]  # postfix; ints are positions in a list of numbers
 Ratio = tuple[int, int]  # (numerator, denominator), unreduced; the denominator is never 0
 
-_LEGAL = re.compile(r"[\s0-9()+*/=-]*", re.ASCII)
-_NUMBER = re.compile(r"[0-9]+")
+_CLAIM = re.compile(r"\s*(-?)\s*(0|[1-9][0-9]*)\s*", re.ASCII)
+_LEGAL_SHAPE = re.compile(r"[\sn()+*/-]*", re.ASCII)  # a shape writes each literal as "n"
+_NUMBER = re.compile(r"([0-9]+)")  # split() on it alternates text between literals and literals
 _SPACED = str.maketrans({symbol: f" {symbol} " for symbol in "()+-*/"})  # then str.split() tokenizes
 _BINARY = {"+": 1, "-": 1, "*": 2, "/": 2}
 _STACKED = {**_BINARY, "(": 0}  # "(" binds least, so operators never pop past it
@@ -100,7 +110,13 @@ def value_of(template: Template, numbers: Sequence[int]) -> Fraction | None:
 
 
 def _compile(shape: str) -> Template:
-    """Shunting-yard over a shape (literals written ``n``) that checks operand/operator alternation."""
+    """Shunting-yard over a shape (literals written ``n``) that checks operand/operator alternation.
+
+    Only legal shapes are cached, so the character check here covers every parse.
+    """
+    legal = _LEGAL_SHAPE.match(shape).end()
+    if legal < len(shape):
+        raise ExpressionError(f"unexpected character {shape[legal]!r}")
     output: list[int | str] = []
     stack: list[str] = []
     slot = 0
@@ -139,25 +155,41 @@ def _compile(shape: str) -> Template:
     return tuple(output)
 
 
-def _template(shape: str) -> Template:
-    template = _templates.get(shape)
-    if template is None:
-        template = _compile(shape)
-        if len(_templates) >= _MAX_CACHED_SHAPES:
-            _templates.clear()
-        _templates[shape] = template
+def _compile_and_cache(shape: str) -> Template:
+    template = _compile(shape)
+    if len(_templates) >= _MAX_CACHED_SHAPES:
+        _templates.clear()
+    _templates[shape] = template
     return template
 
 
 def _claim(text: str) -> int:
-    text = text.strip()
-    negative = text.startswith("-")
-    digits = text[1:].lstrip() if negative else text
-    if not digits.isdigit():  # the text is ASCII by now
+    match = _CLAIM.fullmatch(text)
+    if match is None:
         raise ExpressionError("the right side of '=' must be one integer")
-    if digits[0] == "0" and len(digits) > 1:
-        raise ExpressionError(f"leading zero in {digits!r}")
-    return -int(digits) if negative else int(digits)
+    return -int(match[2]) if match[1] else int(match[2])
+
+
+def split_equation(text: str) -> tuple[tuple[int, ...], Template, int | None]:
+    """``(literals, template, claim)`` of an equation: :func:`parse_equation` without the wrapper.
+
+    >>> split_equation("6 * (6 - 2) = 24")
+    ((6, 6, 2), (0, 1, 2, '-', '*'), 24)
+    """
+    expression, equals, claim = text.partition("=")
+    if "n" in expression:  # would pass for a literal in the shape
+        raise ExpressionError("unexpected character 'n'")
+    if "=" in claim:
+        raise ExpressionError("more than one '='")
+    pieces = _NUMBER.split(expression)
+    digits = pieces[1::2]
+    if "0" in expression:
+        for literal in digits:
+            if literal[0] == "0" and len(literal) > 1:
+                raise ExpressionError(f"leading zero in {literal!r}")
+    shape = "n".join(pieces[::2])
+    template = _templates.get(shape) or _compile_and_cache(shape)
+    return tuple(map(int, digits)), template, _claim(claim) if equals else None
 
 
 def parse_equation(text: str) -> Equation:
@@ -166,15 +198,4 @@ def parse_equation(text: str) -> Equation:
     >>> parse_equation("1 + 2 * 3").value()
     Fraction(7, 1)
     """
-    legal = _LEGAL.match(text).end()
-    if legal < len(text):
-        raise ExpressionError(f"unexpected character {text[legal]!r}")
-    expression, equals, claim = text.partition("=")
-    if "=" in claim:
-        raise ExpressionError("more than one '='")
-    digits = _NUMBER.findall(expression)
-    for literal in digits:
-        if literal[0] == "0" and len(literal) > 1:
-            raise ExpressionError(f"leading zero in {literal!r}")
-    template = _template(_NUMBER.sub("n", expression))
-    return Equation(tuple(map(int, digits)), template, _claim(claim) if equals else None)
+    return Equation(*split_equation(text))

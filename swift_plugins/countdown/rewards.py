@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .expression import ExpressionError, parse_equation
+from .expression import ExpressionError, ratio_of, split_equation
 
 __all__ = [
     "MAX_ANSWER_CHARS",
@@ -99,6 +99,8 @@ def _as_int(value: Any) -> int:
 def _as_numbers(nums: Any) -> list[int]:
     if isinstance(nums, str):
         nums = json.loads(nums)
+    if type(nums) is list and all(type(number) is int for number in nums):
+        return nums
     return [_as_int(number) for number in nums]
 
 
@@ -119,14 +121,14 @@ def judge(completion: Any, nums: Any, target: Any) -> Verdict:
     if len(answer) > MAX_ANSWER_CHARS:
         return Verdict.ILLEGAL_SYNTAX
     try:
-        equation = parse_equation(answer)
+        literals, template, claim = split_equation(answer)
     except ExpressionError:
         return Verdict.ILLEGAL_SYNTAX
-    if sorted(equation.literals) != sorted(numbers):
+    if sorted(literals) != sorted(numbers):
         return Verdict.WRONG_NUMBERS
-    if equation.claim is not None and equation.claim != goal:
+    if claim is not None and claim != goal:
         return Verdict.WRONG_VALUE
-    ratio = equation.ratio()
+    ratio = ratio_of(template, literals)
     if ratio is None:  # division by zero
         return Verdict.WRONG_VALUE
     numerator, denominator = ratio
