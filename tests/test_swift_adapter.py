@@ -82,11 +82,13 @@ def test_generated_file_loads_with_prompt_nums_and_target(plugin, countdown_json
 
 
 def test_downloaded_hub_copy_loads_as_parquet_file_and_folder(plugin, tmp_path, countdown_rows):
-    folder = tmp_path / "Countdown-Tasks-3to4" / "data"
-    folder.mkdir(parents=True)
+    copy = tmp_path / "Countdown-Tasks-3to4"  # the layout of the hub repository
+    (copy / "data").mkdir(parents=True)
+    (copy / "README.md").write_text("---\nlicense: apache-2.0\n---\n")
     table = pa.table({"target": [r["target"] for r in countdown_rows], "nums": [r["nums"] for r in countdown_rows]})
-    pq.write_table(table, folder / "train-00000-of-00001.parquet")
-    for path in (folder / "train-00000-of-00001.parquet", folder):
+    parquet = copy / "data" / "train-00000-of-00001.parquet"
+    pq.write_table(table, parquet)
+    for path in (parquet, copy):
         dataset = _load(path)
         assert set(dataset.column_names) >= {"messages", "nums", "target"}
         assert len(dataset) == 8

@@ -7,6 +7,7 @@ function of :mod:`.rewards`; swift logs it as ``rewards/<ClassName>/mean``.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from datasets import Dataset as HfDataset
@@ -117,13 +118,10 @@ def _looks_local(value: str) -> bool:
     return value.startswith(("/", ".", "~")) or value.endswith(FORMATS)
 
 
-def _countdown_files(path: str) -> list[str]:
-    if os.path.isdir(path):
-        names = sorted(os.listdir(path))
-        return [
-            os.path.join(path, n) for n in names if n.endswith(FORMATS) and has_countdown_columns(os.path.join(path, n))
-        ]
-    return [path] if path.endswith(FORMATS) and has_countdown_columns(path) else []
+def _holds_countdown_data(path: str) -> bool:
+    """A data file with ``nums``/``target`` columns, or a folder holding one (at any depth, as in a hub copy)."""
+    files = sorted(Path(path).rglob("*")) if os.path.isdir(path) else [Path(path)]
+    return any(file.suffix in FORMATS and has_countdown_columns(file) for file in files)
 
 
 def register_countdown_files(values: list[str]) -> list[str]:
@@ -139,7 +137,7 @@ def register_countdown_files(values: list[str]) -> list[str]:
             if _looks_local(value):
                 raise DataError(f"--dataset {value}: no such file or folder")
             continue  # a hub id
-        if _countdown_files(path):
+        if _holds_countdown_data(path):
             meta = DatasetMeta(dataset_path=path, preprocess_func=CountdownPreprocessor(source=path))
             register_dataset(meta, exist_ok=True)
             registered.append(path)
