@@ -35,7 +35,7 @@ SHAPED_PARTIAL_CREDIT = 0.1
 
 
 class Verdict(enum.Enum):
-    """Why a completion did or did not solve its puzzle, from worst to best."""
+    """Why a completion did or did not solve its puzzle."""
 
     NO_ANSWER = "no answer"  # no <answer>…</answer> block, or not text at all
     BAD_ROW = "bad row"  # the dataset row's nums/target cannot be read
