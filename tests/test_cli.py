@@ -61,6 +61,8 @@ def test_solve_prints_a_checked_solution_or_fails():
     ("args", "message"),
     [
         (["generate", "--num", "-1", "--out", "x.jsonl"], "must be >= 0"),
+        (["generate", "--num", "ten", "--out", "x.jsonl"], "invalid integer value: 'ten'"),
+        (["generate", "--num", "5", "--out", "x.jsonl", "--jobs", "0"], "must be >= 1"),
         (["generate", "--num", "5", "--out", "x.jsonl", "--count", "2-9"], "max_count <= 4"),
         (["generate", "--num", "5", "--out", "x.jsonl", "--numbers", "9-1"], "empty range"),
         (["audit", "missing.jsonl"], "missing.jsonl: no such file"),

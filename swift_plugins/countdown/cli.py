@@ -18,18 +18,16 @@ from .data import DataError, read_columns, write_jsonl
 _JOBS = os.cpu_count() or 1
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def _int_at_least(minimum: int):
+    """An argparse type: an integer >= ``minimum`` (argparse names it "integer" in its errors)."""
 
+    def integer(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
+    return integer
 
 
 def _range(text: str) -> tuple[int, int]:
@@ -131,26 +129,26 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows as JSONL")
-    gen.add_argument("--num", type=_non_negative, required=True, help="rows in the main file")
+    gen.add_argument("--num", type=_int_at_least(0), required=True, help="rows in the main file")
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--out", type=Path, required=True, help="output .jsonl path")
     gen.add_argument(
         "--test-size",
-        type=_non_negative,
+        type=_int_at_least(0),
         default=0,
         help="extra held-out rows, written to OUT with .test before the suffix",
     )
     gen.add_argument("--count", type=_range, default=(3, 4), help="how many numbers per puzzle, A-B (default 3-4)")
     gen.add_argument("--numbers", type=_range, default=(1, 99), help="range of the numbers (default 1-99)")
     gen.add_argument("--targets", type=_range, default=(1, 99), help="range of the targets (default 1-99)")
-    gen.add_argument("--jobs", type=_positive, default=_JOBS, help="worker processes (rows do not depend on it)")
+    gen.add_argument("--jobs", type=_int_at_least(1), default=_JOBS, help="worker processes (rows do not depend on it)")
     gen.set_defaults(run=_generate)
 
     aud = commands.add_parser("audit", help="solve every row of a jsonl/parquet file of nums/target")
     aud.add_argument("path", type=Path)
     aud.add_argument("--unsolvable-out", type=Path, help="write the unsolvable rows here as JSONL")
     aud.add_argument("--json", type=Path, help="write the report here as JSON")
-    aud.add_argument("--jobs", type=_positive, default=_JOBS)
+    aud.add_argument("--jobs", type=_int_at_least(1), default=_JOBS)
     aud.set_defaults(run=_audit)
 
     sol = commands.add_parser("solve", help="print one solution, e.g. solve 24 6 2 6")
