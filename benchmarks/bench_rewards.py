@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from swift_plugins.countdown.generator import CountdownConfig, generate
 from swift_plugins.countdown.rewards import countdown_accuracy_reward
@@ -127,7 +128,8 @@ def worst_case_ms(reward, repeats: int = 5) -> dict[str, float]:
 def reference_hangs(seconds: float = 5.0) -> bool:
     """Whether the reference is still busy on the power tower after ``seconds`` (run in a child)."""
     code = (
-        "import sys; sys.path.insert(0, 'benchmarks'); from bench_rewards import reference_reward as r;"
+        f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r});"
+        "from bench_rewards import reference_reward as r;"
         "r(['<answer>9**9**9**9</answer>'], target=[1], nums=[[9, 9, 9, 9]])"
     )
     try:
