@@ -220,3 +220,20 @@ def test_arbitrary_text_never_raises(text, nums, target):
         assert countdown_accuracy_reward([completion], nums=[nums], target=[target])[0] in (0.0, 1.0)
         assert countdown_shaped_reward([completion], nums=[nums], target=[target])[0] in (0.0, 0.1, 1.0)
         assert think_answer_format_reward([completion])[0] in (0.0, 1.0)
+
+
+def test_called_as_trl_grpo_trainer_calls_reward_functions():
+    """TRL passes prompts, message-list completions, completion ids and every dataset column as keywords."""
+    completions = [[{"role": "assistant", "content": answer("(6 - 2) * 6")}], [{"role": "assistant", "content": "?"}]]
+    kwargs = {
+        "prompts": [[{"role": "user", "content": "Using the numbers [6, 2, 6] ..."}]] * 2,
+        "completions": completions,
+        "completion_ids": [[1, 2, 3], [4]],
+        "nums": [[6, 2, 6]] * 2,
+        "target": [24, 24],
+        "solution": ["(6 - 2) * 6"] * 2,
+        "trainer_state": None,
+    }
+    assert countdown_accuracy_reward(**kwargs) == [1.0, 0.0]
+    assert countdown_shaped_reward(**kwargs) == [1.0, 0.0]
+    assert think_answer_format_reward(**kwargs) == [1.0, 0.0]
