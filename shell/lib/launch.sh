@@ -30,9 +30,10 @@ fi
 
 LAUNCH_NAME=${0##*/}
 LAUNCH_REPO_ROOT=$(cd -P "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# The ms-swift Countdown example's model and data: every recipe's defaults.
+# The ms-swift Countdown example's model, data and system prompt: every recipe's defaults.
 # shellcheck disable=SC2034 # used by the recipes that source this file
-readonly COUNTDOWN_MODEL=Qwen/Qwen2.5-3B-Instruct COUNTDOWN_DATASET='zouxuhong/Countdown-Tasks-3to4#50000'
+readonly COUNTDOWN_MODEL=Qwen/Qwen2.5-3B-Instruct COUNTDOWN_DATASET='zouxuhong/Countdown-Tasks-3to4#50000' \
+    COUNTDOWN_SYSTEM='You are a helpful assistant. You first thinks about the reasoning process in the mind and then provides the user with the answer.'
 LAUNCH_PLUGIN=$LAUNCH_REPO_ROOT/swift_plugins/plugin.py
 LAUNCH_STOP_GRACE=${STOP_GRACE_SECONDS:-10}
 LAUNCH_RECORD=""          # commands.sh of this run (prepare_output_dir)
@@ -314,7 +315,7 @@ add_countdown_task_args() { # MODEL DATASET OUTPUT_DIR REPORT_TO
         --dataset "$2"
         --external_plugins "$LAUNCH_PLUGIN"
         --reward_funcs external_countdown think_answer_format
-        --system 'You are a helpful assistant. You first thinks about the reasoning process in the mind and then provides the user with the answer.'
+        --system "$COUNTDOWN_SYSTEM"
         --max_length 2048
         --max_completion_length 1024
         --num_generations 8
