@@ -4,17 +4,17 @@ from swift_plugins.countdown.audit import audit
 
 
 def test_audit_counts_solvable_trivial_duplicates_and_unsupported():
-    nums = [[6, 2, 6], [1, 1, 1], [2, 3], [6, 2, 6], [1, 2, 3, 4, 5], [3, 2, 6]]
-    targets = [24, 100, 5, 24, 15, 36]
+    nums = [[6, 2, 6], [1, 1, 1], [2, 3], [6, 2, 6], [1, 2, 3, 4, 5], [3, 2, 6], [20_000, 1]]
+    targets = [24, 100, 5, 24, 15, 36, 20_001]
     report = audit(nums, targets, jobs=1)
-    assert report.rows == 6
+    assert report.rows == 7
     assert report.solvable == 4
     assert report.unsolvable_rows == [1]
-    assert report.unsupported_rows == [4]
+    assert report.unsupported_rows == [4, 6]  # five numbers; a number beyond the solver's bound
     assert report.duplicates == 1
-    assert report.trivial == 3  # 2+3=5, 1+2+3+4+5=15, 3*2*6=36
-    assert report.by_count == {2: (1, 1), 3: (4, 3), 5: (1, 0)}
-    assert report.targets["max"] == 100 and report.numbers["min"] == 1
+    assert report.trivial == 4  # 2+3=5, 1+2+3+4+5=15, 3*2*6=36, 20000+1=20001
+    assert report.by_count == {2: (2, 1), 3: (4, 3), 5: (1, 0)}
+    assert report.targets["max"] == 20_001 and report.numbers["min"] == 1
 
 
 def test_parallel_audit_agrees(countdown_rows):

@@ -68,6 +68,7 @@ def test_solve_prints_a_checked_solution_or_fails():
         (["audit", "missing.jsonl"], "missing.jsonl: no such file"),
         (["audit", "data.csv"], "no such file"),
         (["solve", "24", "1", "2", "3", "4", "5"], "1 to 4 numbers"),
+        (["solve", "24", "20000", "2"], "at most 10000"),
     ],
 )
 def test_bad_arguments_get_one_clear_line(args, message, tmp_path):

@@ -34,7 +34,7 @@ def test_template_counts():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 1000), min_size=2, max_size=4), st.data())
+@given(st.lists(st.integers(1, 10_000), min_size=2, max_size=4), st.data())
 def test_solver_finds_exactly_the_reachable_integer_targets(numbers, data):
     reachable = sorted(v for v in brute_force_values([Fraction(n) for n in numbers]) if v.denominator == 1)
     targets = [int(data.draw(st.sampled_from(reachable))) for _ in range(5)] + list(range(1, 40))

@@ -15,7 +15,7 @@ from math import prod
 import numpy as np
 
 from .parallel import ordered_map
-from .solver import MAX_COUNT, solve_batch
+from .solver import is_supported, solve_batch
 
 __all__ = ["AuditReport", "audit"]
 
@@ -31,7 +31,7 @@ class AuditReport:
     trivial: int = 0  # the target is the sum or the product of all the numbers
     duplicates: int = 0  # rows repeating an earlier puzzle (same multiset of numbers and target)
     unsolvable_rows: list[int] = field(default_factory=list)
-    unsupported_rows: list[int] = field(default_factory=list)  # more than MAX_COUNT numbers
+    unsupported_rows: list[int] = field(default_factory=list)  # beyond the solver's bounds: is_supported()
     by_count: dict[int, tuple[int, int]] = field(default_factory=dict)  # count -> (rows, solvable)
     numbers: dict[str, float] = field(default_factory=dict)  # min / median / max / mean
     targets: dict[str, float] = field(default_factory=dict)
@@ -81,12 +81,14 @@ def audit(
         report.duplicates += key in seen
         seen.add(key)
         report.trivial += target in (sum(row), prod(row))
-        groups.setdefault(len(row), []).append(index)
+        if is_supported(row, target):
+            groups.setdefault(len(row), []).append(index)
+        else:
+            report.unsupported_rows.append(index)
+    if progress is not None and report.unsupported_rows:
+        progress(len(report.unsupported_rows))
     tasks, owners = [], []
     for count, indices in sorted(groups.items()):
-        if count > MAX_COUNT:
-            report.unsupported_rows.extend(indices)
-            continue
         for start in range(0, len(indices), _CHUNK):
             chunk = indices[start : start + _CHUNK]
             tasks.append(([list(nums[i]) for i in chunk], [targets[i] for i in chunk]))
@@ -99,7 +101,8 @@ def audit(
             progress(len(chunk))
     report.unsolvable_rows.sort()
     report.solvable = sum(solved_by_count.values())
-    report.by_count = {count: (len(indices), solved_by_count[count]) for count, indices in sorted(groups.items())}
+    rows_by_count = Counter(len(row) for row in nums)
+    report.by_count = {count: (rows, solved_by_count[count]) for count, rows in sorted(rows_by_count.items())}
     report.numbers = _summary(np.fromiter((n for row in nums for n in row), dtype=np.int64))
     report.targets = _summary(np.asarray(targets, dtype=np.int64))
     return report

@@ -87,10 +87,13 @@ def _audit(args: argparse.Namespace) -> None:
 
 
 def _solve(args: argparse.Namespace) -> None:
-    from .solver import MAX_COUNT, solve
+    from .solver import MAX_COUNT, MAX_NUMBER, MAX_TARGET, is_supported, solve
 
-    if not 1 <= len(args.numbers) <= MAX_COUNT:
-        raise DataError(f"solve takes 1 to {MAX_COUNT} numbers, got {len(args.numbers)}")
+    if not is_supported(args.numbers, args.target):
+        raise DataError(
+            f"solve takes 1 to {MAX_COUNT} numbers of at most {MAX_NUMBER} "
+            f"and a target of at most {MAX_TARGET} (in absolute value)"
+        )
     solution = solve(args.numbers, args.target)
     if solution is None:
         print(f"no solution: {args.numbers} cannot make {args.target} using each number once")

@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 
 from .parallel import ordered_map
-from .solver import MAX_COUNT, solve_batch
+from .solver import MAX_COUNT, MAX_NUMBER, MAX_TARGET, solve_batch
 
 __all__ = ["CountdownConfig", "generate"]
 
@@ -45,13 +45,15 @@ class CountdownConfig:
                 f"counts must satisfy 2 <= min_count <= max_count <= {MAX_COUNT}, "
                 f"got {self.min_count}..{self.max_count}"
             )
-        if not 1 <= self.min_number <= self.max_number <= 10_000:
+        if not 1 <= self.min_number <= self.max_number <= MAX_NUMBER:
             raise ValueError(
-                f"numbers must satisfy 1 <= min_number <= max_number <= 10000, got {self.min_number}..{self.max_number}"
+                f"numbers must satisfy 1 <= min_number <= max_number <= {MAX_NUMBER}, "
+                f"got {self.min_number}..{self.max_number}"
             )
-        if not 1 <= self.min_target <= self.max_target <= 10**9:
+        if not 1 <= self.min_target <= self.max_target <= MAX_TARGET:
             raise ValueError(
-                f"targets must satisfy 1 <= min_target <= max_target <= 10**9, got {self.min_target}..{self.max_target}"
+                f"targets must satisfy 1 <= min_target <= max_target <= {MAX_TARGET}, "
+                f"got {self.min_target}..{self.max_target}"
             )
 
 

@@ -21,9 +21,22 @@ import numpy as np
 
 from .expression import Template, value_of
 
-__all__ = ["MAX_COUNT", "format_expression", "solve", "solve_batch", "templates"]
+__all__ = [
+    "MAX_COUNT",
+    "MAX_NUMBER",
+    "MAX_TARGET",
+    "format_expression",
+    "is_supported",
+    "solve",
+    "solve_batch",
+    "templates",
+]
 
 MAX_COUNT = 4
+# The float search is tested exact up to these bounds (tests/test_solver.py); beyond them a
+# float near-miss could hide a solution, so callers must not ask.
+MAX_NUMBER = 10_000
+MAX_TARGET = 10**12
 # Float error for numbers up to a few thousand and four numbers is far below this; candidates
 # inside the tolerance are confirmed exactly, so the only cost of a loose bound is a few extra checks.
 _TOLERANCE = 1e-6
@@ -53,6 +66,15 @@ def _templates_of(mask: int) -> tuple[Template, ...]:
             left, right = (rest, part) if swapped else (part, rest)
             result.extend(a + b + (op,) for a in _templates_of(left) for b in _templates_of(right))
     return tuple(result)
+
+
+def is_supported(numbers: Sequence[int], target: int) -> bool:
+    """Whether the solver answers exactly for this puzzle: 1-4 numbers and bounded magnitudes.
+
+    >>> is_supported([6, 2, 6], 24), is_supported([1, 2, 3, 4, 5], 15), is_supported([20_000], 1)
+    (True, False, False)
+    """
+    return 1 <= len(numbers) <= MAX_COUNT and abs(target) <= MAX_TARGET and all(abs(n) <= MAX_NUMBER for n in numbers)
 
 
 def templates(count: int) -> tuple[Template, ...]:
