@@ -72,7 +72,7 @@ def _audit(args: argparse.Namespace) -> None:
     print(
         f"{args.path}: {report.rows} rows, {report.solvable} solvable with every number used once{share}, "
         f"{len(report.unsolvable_rows)} unsolvable, {report.trivial} trivial (target = sum or product of all), "
-        f"{report.duplicates} duplicates"
+        f"{report.duplicates} duplicates, {len(report.unsupported_rows)} beyond the solver (over 4 numbers or 10000)"
     )
     for count, row in summary["by_count"].items():
         print(f"  {count} numbers: {row['rows']} rows, {row['solvable']} solvable")
