@@ -2,11 +2,13 @@
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from swift_plugins.countdown.plot import find_log, plot_run, read_steps
+from swift_plugins.countdown.plot import find_log, plot_run, read_steps, run_warnings
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -77,3 +79,19 @@ def test_plot_run_names_the_path_when_there_is_nothing_to_plot(tmp_path):
     summary_only = write_log(tmp_path / "v1-summary", ['{"train_runtime": 1.0}', '{"loss'])
     with pytest.raises(ValueError, match=re.escape(f"{summary_only}: no training step")):
         plot_run(summary_only)
+
+
+def test_plot_command_warns_when_the_run_cannot_learn(tmp_path):
+    stuck = {**step_record(2), "completions/clipped_ratio": 1.0, "frac_reward_zero_std": 1.0}
+    write_log(tmp_path / "run", [json.dumps(step_record(1)), json.dumps(stuck)])
+    result = subprocess.run(
+        [sys.executable, "-m", "swift_plugins.countdown", "plot", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "warning: step 2: every completion hit max_completion_length" in result.stderr
+    assert "warning: step 2: every group of completions got equal rewards" in result.stderr
+    healthy = write_log(tmp_path / "healthy", [json.dumps(step_record(1))])
+    assert run_warnings(read_steps(healthy)) == []

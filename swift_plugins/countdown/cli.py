@@ -122,9 +122,11 @@ def _tiny_model(args: argparse.Namespace) -> None:
 
 
 def _plot(args: argparse.Namespace) -> None:
-    from .plot import plot_run
+    from .plot import find_log, plot_run, read_steps, run_warnings
 
     print(f"wrote {plot_run(args.run_dir, args.out)}")
+    for warning in run_warnings(read_steps(find_log(args.run_dir))):
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:

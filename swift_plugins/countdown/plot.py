@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOG_NAME", "PANELS", "find_log", "plot_run", "read_steps"]
+__all__ = ["LOG_NAME", "PANELS", "find_log", "plot_run", "read_steps", "run_warnings"]
 
 LOG_NAME = "logging.jsonl"
 
@@ -27,10 +27,16 @@ LOG_NAME = "logging.jsonl"
 # the reward panel also takes every ``rewards/<Name>/mean`` key.
 PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
     ("Rewards (mean over completions)", "reward", [("reward", "total (weighted sum)")]),
-    ("Reward spread", "value", [("reward_std", "reward std"),
-                                ("frac_reward_zero_std", "groups with zero std (no gradient)")]),
-    ("Completion length", "tokens", [("completions/mean_length", "mean"), ("completions/min_length", "min"),
-                                     ("completions/max_length", "max")]),
+    (
+        "Reward spread",
+        "value",
+        [("reward_std", "reward std"), ("frac_reward_zero_std", "groups with zero std (no gradient)")],
+    ),
+    (
+        "Completion length",
+        "tokens",
+        [("completions/mean_length", "mean"), ("completions/min_length", "min"), ("completions/max_length", "max")],
+    ),
     ("Truncated completions", "fraction", [("completions/clipped_ratio", "clipped ratio")]),
     ("KL to the reference model", "KL", [("kl", "kl")]),
 ]
@@ -112,6 +118,33 @@ def _panels(steps: list[dict[str, Any]]) -> list[tuple[str, str, list[tuple[str,
     return panels
 
 
+# (key, threshold, what it means): GRPO learns nothing while the last logged step is at or past these.
+_ALARMS = [
+    (
+        "completions/clipped_ratio",
+        1.0,
+        "every completion hit max_completion_length: no answer can be scored; raise --max_completion_length",
+    ),
+    ("frac_reward_zero_std", 1.0, "every group of completions got equal rewards: advantages and gradients are zero"),
+]
+
+
+def run_warnings(steps: list[dict[str, Any]]) -> list[str]:
+    """What in the last logged step means the run is not learning, as sentences.
+
+    >>> run_warnings([{"step": 7, "completions/clipped_ratio": 1.0, "frac_reward_zero_std": 0.5}])
+    ['step 7: every completion hit max_completion_length: no answer can be scored; raise --max_completion_length']
+    """
+    if not steps:
+        return []
+    last = steps[-1]
+    return [
+        f"step {last['step']}: {meaning}"
+        for key, threshold, meaning in _ALARMS
+        if _is_number(last.get(key)) and last[key] >= threshold
+    ]
+
+
 def plot_run(run_dir: Path, out: Path | None = None) -> Path:
     """Plot the curves of the swift run at ``run_dir`` into a PNG and return its path.
 
@@ -129,8 +162,10 @@ def plot_run(run_dir: Path, out: Path | None = None) -> Path:
         raise ValueError(f"{log}: no training step logged yet (empty or only summary lines)")
     panels = _panels(steps)
     if not panels:
-        raise ValueError(f"{log}: none of the plotted keys ({', '.join(k for _, _, ls in PANELS for k, _ in ls)}, "
-                         f"rewards/<Name>/mean) was logged")
+        raise ValueError(
+            f"{log}: none of the plotted keys ({', '.join(k for _, _, ls in PANELS for k, _ in ls)}, "
+            f"rewards/<Name>/mean) was logged"
+        )
     out = Path(out) if out is not None else log.parent / "curves.png"
 
     columns = min(3, len(panels))
@@ -140,8 +175,9 @@ def plot_run(run_dir: Path, out: Path | None = None) -> Path:
     finished = any("train_runtime" in record for record in _lines(log))
     total = str(steps[-1].get("global_step/max_steps", "")).partition("/")[2]
     status = "finished" if finished else "in progress"
-    figure.suptitle(f"GRPO run {log.parent.name}: {len(steps)} logged steps"
-                    f"{f' of {total}' if total else ''} ({status})")
+    figure.suptitle(
+        f"GRPO run {log.parent.name}: {len(steps)} logged steps{f' of {total}' if total else ''} ({status})"
+    )
     for index, (title, unit, lines) in enumerate(panels):
         axes = figure.add_subplot(rows, columns, index + 1)
         for number, (key, label) in enumerate(lines):
