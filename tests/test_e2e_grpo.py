@@ -108,7 +108,7 @@ def test_every_step_logs_the_package_rewards(demo_run):
 
 
 def test_logged_completions_rescore_against_the_dataset_rows(demo_run):
-    rows = list(read_rows(demo_run["out"] / "data" / "train.jsonl"))
+    rows = [row for _, row in read_rows(demo_run["out"] / "data" / "train.jsonl")]
     by_prompt = {prompt_for(row["nums"], row["target"]): row for row in rows}
     logged = read_jsonl(demo_run["run"] / "completions.jsonl")
     # swift 4.6 writes the last step's table twice: its log() at the end of training (the train_runtime

@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "HUB_IDS",
     "DataError",
+    "check_columns",
     "check_row",
     "check_rows",
     "has_countdown_columns",
@@ -62,33 +63,36 @@ def check_row(nums: Any, target: Any, where: str) -> tuple[list[int], int]:
     return list(nums), target
 
 
-def check_rows(columns: Iterable[str], nums: Iterable[Any], targets: Iterable[Any], source: str) -> None:
-    """Check a whole table: its columns, then each row, naming the first bad one."""
+def check_columns(columns: Iterable[str], source: str) -> None:
+    """:class:`DataError` unless ``columns`` include ``nums`` and ``target``."""
     missing = {"nums", "target"} - set(columns)
     if missing:
         raise DataError(
             f"{source}: Countdown data needs columns 'nums' and 'target'; missing {sorted(missing)} "
             f"(found {sorted(columns)})"
         )
+
+
+def check_rows(columns: Iterable[str], nums: Iterable[Any], targets: Iterable[Any], source: str) -> None:
+    """Check a whole table: its columns, then each row, naming the first bad one."""
+    check_columns(columns, source)
     for index, (row_nums, target) in enumerate(zip(nums, targets, strict=True)):
         check_row(row_nums, target, f"{source}: row {index}")
 
 
 def has_countdown_columns(path: str | Path) -> bool:
-    """Whether a jsonl/parquet file's first row (or schema) has a ``nums`` or a ``target`` column."""
+    """Whether a data file's schema or first row has a ``nums`` or a ``target`` column."""
     path = Path(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
         names = pq.read_schema(path).names
     else:
-        with path.open(encoding="utf-8") as file:
-            first = file.readline()
         try:
-            names = json.loads(first) if first.strip() else {}
-        except json.JSONDecodeError:
+            _, names = next(read_rows(path), ("", {}))
+        except DataError:
             return False
-    return isinstance(names, (dict, list)) and bool({"nums", "target"} & set(names))
+    return bool({"nums", "target"} & set(names))
 
 
 def _check_path(path: Path) -> None:
@@ -98,22 +102,26 @@ def _check_path(path: Path) -> None:
         raise DataError(f"{path}: expected a {', '.join(FORMATS)} file")
 
 
-def read_rows(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Yield the rows of a jsonl/json/parquet file; a bad line raises :class:`DataError` naming it."""
+def read_rows(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(location, row)`` for each row of a jsonl/json/parquet file.
+
+    ``location`` is ``path:line`` for JSON lines and ``path: row N`` (from 0) otherwise; a line that
+    is not a JSON object raises :class:`DataError` naming it.
+    """
     path = Path(path)
     _check_path(path)
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+    if path.suffix in (".parquet", ".json"):
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
 
-        yield from pq.read_table(path).to_pylist()
+            rows = pq.read_table(path).to_pylist()
+        else:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+                raise DataError(f"{path}: a .json file must hold a list of row objects")
+        yield from ((f"{path}: row {index}", row) for index, row in enumerate(rows))
         return
     with path.open(encoding="utf-8") as file:
-        if path.suffix == ".json":
-            rows = json.load(file)
-            if not isinstance(rows, list):
-                raise DataError(f"{path}: a .json file must hold a list of rows")
-            yield from rows
-            return
         for number, line in enumerate(file, start=1):
             if not line.strip():
                 continue
@@ -123,26 +131,17 @@ def read_rows(path: str | Path) -> Iterator[dict[str, Any]]:
                 raise DataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{number}: a row must be a JSON object")
-            yield row
+            yield f"{path}:{number}", row
 
 
 def read_columns(path: str | Path) -> tuple[list[list[int]], list[int]]:
-    """The checked ``nums`` and ``target`` columns of a Countdown file."""
-    path = Path(path)
-    _check_path(path)
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path)
-        check_rows(table.column_names, [], [], str(path))
-        nums, targets = table.column("nums").to_pylist(), table.column("target").to_pylist()
-    else:
-        nums, targets = [], []
-        for number, row in enumerate(read_rows(path), start=1):
-            check_rows(row.keys(), [], [], f"{path}:{number}")
-            nums.append(row["nums"])
-            targets.append(row["target"])
-    check_rows(("nums", "target"), nums, targets, str(path))
+    """The checked ``nums`` and ``target`` columns of a Countdown file; a bad row is named."""
+    nums, targets = [], []
+    for where, row in read_rows(path):
+        check_columns(row, where)
+        row_nums, target = check_row(row["nums"], row["target"], where)
+        nums.append(row_nums)
+        targets.append(target)
     return nums, targets
 
 

@@ -6,7 +6,7 @@ Rows of several result files (several samples per prompt) are grouped by puzzle 
 
 >>> rows = [{"response": "<think>…</think><answer>6 + 2 + 6</answer>", "nums": [6, 2, 6], "target": 14},
 ...         {"response": "<think>…", "nums": [1, 2], "target": 3}]
->>> report = score_samples(samples_from_rows(rows, "example"))
+>>> report = score_samples(samples_from_rows((f"example:{n}", row) for n, row in enumerate(rows, 1)))
 >>> report["accuracy"], report["format_rate"], report["truncation_rate"]
 (0.5, 0.5, 0.5)
 """
@@ -67,11 +67,10 @@ def _truncated(row: dict[str, Any], response: str) -> bool:
     return any(response.rfind(f"<{tag}>") > response.rfind(f"</{tag}>") for tag in ("think", "answer"))
 
 
-def samples_from_rows(rows: Iterable[dict[str, Any]], source: str, think_in_prompt: bool = False) -> list[Sample]:
-    """Score result rows; a row without a response or a puzzle raises :class:`DataError`."""
+def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]], think_in_prompt: bool = False) -> list[Sample]:
+    """Score ``(location, row)`` result rows; a row without a response or a puzzle raises :class:`DataError`."""
     samples = []
-    for line, row in enumerate(rows, start=1):
-        where = f"{source}:{line}"
+    for where, row in rows:
         response = row.get("response")
         if not isinstance(response, str):
             raise DataError(f"{where}: no 'response' text (is this a swift infer result file?)")
@@ -91,7 +90,7 @@ def samples_from_rows(rows: Iterable[dict[str, Any]], source: str, think_in_prom
 
 def load_samples(paths: Sequence[str | Path], think_in_prompt: bool = False) -> list[Sample]:
     """Score every row of every result file (jsonl/json/parquet)."""
-    return [s for path in paths for s in samples_from_rows(read_rows(path), str(path), think_in_prompt)]
+    return [sample for path in paths for sample in samples_from_rows(read_rows(path), think_in_prompt)]
 
 
 def pass_at_k(samples: int, correct: int, k: int) -> float:
