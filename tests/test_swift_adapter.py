@@ -94,6 +94,12 @@ def test_downloaded_hub_copy_loads_as_parquet_file_and_folder(plugin, tmp_path, 
         assert len(dataset) == 8
 
 
+def test_relative_path_loads_as_given_on_the_command_line(plugin, countdown_jsonl, monkeypatch):
+    monkeypatch.chdir(countdown_jsonl.parent)
+    dataset = _load(countdown_jsonl.name)
+    assert set(dataset.column_names) >= {"messages", "nums", "target"} and len(dataset) == 8
+
+
 def test_missing_file_fails_clearly(plugin, tmp_path):
     with pytest.raises(DataError, match="no such file"):
         register_countdown_files([str(tmp_path / "missing.jsonl")])

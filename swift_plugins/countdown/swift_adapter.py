@@ -132,15 +132,16 @@ def register_countdown_files(values: list[str]) -> list[str]:
     """
     registered = []
     for value in values:
-        path = os.path.abspath(os.path.expanduser(value))
-        if not os.path.exists(path):
+        if not os.path.exists(value):
             if _looks_local(value):
                 raise DataError(f"--dataset {value}: no such file or folder")
             continue  # a hub id
-        if _holds_countdown_data(path):
-            meta = DatasetMeta(dataset_path=path, preprocess_func=CountdownPreprocessor(source=path))
-            register_dataset(meta, exist_ok=True)
-            registered.append(path)
+        if _holds_countdown_data(value):
+            # swift looks local data up by the path exactly as given on its command line.
+            for path in {value, os.path.abspath(value)}:
+                meta = DatasetMeta(dataset_path=path, preprocess_func=CountdownPreprocessor(source=value))
+                register_dataset(meta, exist_ok=True)
+            registered.append(value)
     return registered
 
 
