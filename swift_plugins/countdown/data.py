@@ -73,9 +73,8 @@ def check_columns(columns: Iterable[str], source: str) -> None:
         )
 
 
-def check_rows(columns: Iterable[str], nums: Iterable[Any], targets: Iterable[Any], source: str) -> None:
-    """Check a whole table: its columns, then each row, naming the first bad one."""
-    check_columns(columns, source)
+def check_rows(nums: Iterable[Any], targets: Iterable[Any], source: str) -> None:
+    """Check each row of a table's ``nums`` and ``target`` columns, naming the first bad one."""
     for index, (row_nums, target) in enumerate(zip(nums, targets, strict=True)):
         check_row(row_nums, target, f"{source}: row {index}")
 

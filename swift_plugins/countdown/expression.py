@@ -67,9 +67,6 @@ class Equation(NamedTuple):
     template: Template
     claim: int | None
 
-    def ratio(self) -> Ratio | None:
-        return ratio_of(self.template, self.literals)
-
     def value(self) -> Fraction | None:
         return value_of(self.template, self.literals)
 

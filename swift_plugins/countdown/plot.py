@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +86,12 @@ def read_steps(log: Path) -> list[dict[str, Any]]:
 
     Summary lines (``train_runtime``, ``log_history``) and evaluation lines are left out.
     """
+    return _steps_of(_lines(log))
+
+
+def _steps_of(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     steps = []
-    for record in _lines(log):
+    for record in records:
         if "train_runtime" in record or "log_history" in record or any(key.startswith("eval_") for key in record):
             continue
         if not any(_is_number(value) for key, value in record.items() if key not in ("epoch", "learning_rate")):
@@ -157,7 +161,8 @@ def plot_run(run_dir: Path, out: Path | None = None) -> Path:
     from matplotlib.ticker import MaxNLocator
 
     log = find_log(Path(run_dir))
-    steps = read_steps(log)
+    records = list(_lines(log))  # read once: the steps, and whether training has ended
+    steps = _steps_of(records)
     if not steps:
         raise ValueError(f"{log}: no training step logged yet (empty or only summary lines)")
     panels = _panels(steps)
@@ -172,7 +177,7 @@ def plot_run(run_dir: Path, out: Path | None = None) -> Path:
     rows = math.ceil(len(panels) / columns)
     figure = Figure(figsize=(5.2 * columns, 3.6 * rows), layout="constrained")
     FigureCanvasAgg(figure)  # render with Agg whatever the global matplotlib backend is
-    finished = any("train_runtime" in record for record in _lines(log))
+    finished = any("train_runtime" in record for record in records)
     total = str(steps[-1].get("global_step/max_steps", "")).partition("/")[2]
     status = "finished" if finished else "in progress"
     figure.suptitle(

@@ -14,7 +14,7 @@ from datasets import Dataset as HfDataset
 from swift.dataset import DatasetMeta, RowPreprocessor, register_dataset
 from swift.rewards import ORM, orms
 
-from .data import FORMATS, HUB_IDS, DataError, check_rows, has_countdown_columns, prompt_for
+from .data import FORMATS, HUB_IDS, DataError, check_columns, check_rows, has_countdown_columns, prompt_for
 from .rewards import countdown_accuracy_reward, countdown_shaped_reward, think_answer_format_reward
 
 __all__ = [
@@ -80,9 +80,8 @@ class CountdownPreprocessor(RowPreprocessor):
 
     def prepare_dataset(self, dataset):
         if isinstance(dataset, HfDataset):  # a streamed dataset cannot be checked up front
-            columns = dataset.column_names
-            present = {"nums", "target"} <= set(columns)
-            check_rows(columns, dataset["nums"] if present else [], dataset["target"] if present else [], self.source)
+            check_columns(dataset.column_names, self.source)
+            check_rows(dataset["nums"], dataset["target"], self.source)
         return dataset
 
     def preprocess(self, row: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +110,7 @@ def dataset_arguments(argv: list[str]) -> list[str]:
             continue
         if collecting:
             values.append(token)
-    return [value.rsplit("#", 1)[0] if "#" in value else value for value in values]
+    return [value.rsplit("#", 1)[0] for value in values]
 
 
 def _looks_local(value: str) -> bool:
