@@ -33,3 +33,11 @@ def tiny_model(tmp_path_factory) -> Path:
     from swift_plugins.countdown.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.fixture(scope="session")
+def smol_model(tmp_path_factory) -> Path:
+    """SmolLM2-135M-Instruct as a normal model folder, built once per test session (about 20 s)."""
+    from swift_plugins.countdown.smol_model import build_smol_model
+
+    return build_smol_model(tmp_path_factory.mktemp("smol") / "model")
