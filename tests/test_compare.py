@@ -25,7 +25,7 @@ def _paired_sample(rng, n, p_before, p_after, agreement):
 def test_paired_interval_covers_the_true_difference_about_95_percent_of_the_time(p_before, p_after, agreement):
     rng = random.Random(1234)
     hits = 0
-    runs = 1000
+    runs = 500
     for _ in range(runs):
         _, (low, high) = paired_difference(*_paired_sample(rng, 200, p_before, p_after, agreement))
         hits += low <= p_after - p_before <= high

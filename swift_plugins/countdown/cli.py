@@ -131,13 +131,16 @@ def _smol_model(args: argparse.Namespace) -> None:
 
 def _sft_data(args: argparse.Namespace) -> None:
     from .cold_start import sft_rows
-    from .data import read_rows
+    from .data import check_row, read_rows
 
-    rows = [row for _, row in read_rows(args.puzzles)]
-    missing = next((n for n, row in enumerate(rows, 1) if not isinstance(row.get("solution"), str)), None)
-    if missing is not None:
-        raise DataError(f"{args.puzzles}: row {missing} has no solution (write the puzzles with generate)")
-    write_jsonl(sft_rows(rows), args.out)
+    rows = []
+    for where, row in read_rows(args.puzzles):
+        nums, target = check_row(row.get("nums"), row.get("target"), where)
+        try:
+            rows.extend(sft_rows([{"nums": nums, "target": target}]))
+        except ValueError as error:
+            raise DataError(f"{where}: {error}") from None
+    write_jsonl(rows, args.out)
     print(f"wrote {len(rows)} SFT rows to {args.out}")
 
 
@@ -242,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     smol.set_defaults(run=_smol_model)
 
     sft = commands.add_parser("sft-data", help="turn generated puzzles into swift SFT rows with worked answers")
-    sft.add_argument("puzzles", type=Path, help="a generate output file (rows with nums, target, solution)")
+    sft.add_argument("puzzles", type=Path, help="puzzle rows with nums/target (e.g. a generate output file)")
     sft.add_argument("--out", type=Path, required=True, help="output .jsonl of messages rows")
     sft.set_defaults(run=_sft_data)
 

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_COUNT",
     "MAX_NUMBER",
     "MAX_TARGET",
+    "all_solutions",
     "format_expression",
     "is_supported",
     "solve",
@@ -179,6 +180,20 @@ def solve_batch(numbers: np.ndarray, targets: np.ndarray) -> list[str | None]:
         if column is not None:
             solutions[row] = format_expression(shapes[column], row_numbers)
     return solutions
+
+
+def all_solutions(numbers: Sequence[int], target: int) -> list[str]:
+    """Every distinct equation over ``numbers`` (each used once) equal to ``target``, exactly checked.
+
+    >>> all_solutions([6, 2, 6], 24)
+    ['(6 + 6) * 2', '(6 - 2) * 6', '6 * (6 - 2)']
+    """
+    shapes = templates(len(numbers))
+    hits = _hits(np.array([list(numbers)], dtype=np.float64), np.array([target], dtype=np.float64))[0]
+    found = (
+        format_expression(shapes[c], numbers) for c in np.flatnonzero(hits) if _confirm(shapes[c], numbers, target)
+    )
+    return list(dict.fromkeys(found))
 
 
 def solve(numbers: Sequence[int], target: int) -> str | None:
