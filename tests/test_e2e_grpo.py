@@ -1,6 +1,6 @@
-"""End to end on CPU: real ms-swift GRPO steps through the CPU demo recipe.
+"""End to end on CPU: real ms-swift GRPO steps through the CPU smoke recipe.
 
-The tests run ``shell/countdown_cpu_demo.sh`` once (about a minute): tiny model,
+The tests run ``shell/countdown_cpu_smoke.sh`` once (about a minute): tiny model,
 generated data, ``swift rlhf --rlhf_type grpo`` with this package's plugin, then the plot. A second,
 test-only plugin adds a probe reward that scores each row's own known solution with the package's
 pure reward function: it logs 1.0 only if swift hands the rewards each row's ``nums``/``target``.
@@ -43,9 +43,9 @@ orms["countdown_probe"] = CountdownProbe
 
 
 @pytest.fixture(scope="module")
-def demo_run(repo, tmp_path_factory):
-    """Runs the CPU demo recipe for 2 GRPO steps with the probe reward added; returns its folders."""
-    out = tmp_path_factory.mktemp("cpu_demo")
+def smoke_run(repo, tmp_path_factory):
+    """Runs the CPU smoke recipe for 2 GRPO steps with the probe reward added; returns its folders."""
+    out = tmp_path_factory.mktemp("cpu_smoke")
     probe = out / "countdown_probe.py"
     probe.write_text(textwrap.dedent(PROBE_PLUGIN))
     bin_dir = str(Path(sys.executable).parent)  # the venv's swift and python
@@ -68,7 +68,7 @@ def demo_run(repo, tmp_path_factory):
         "countdown_probe",
     ]
     result = subprocess.run(
-        ["bash", str(repo / "shell" / "countdown_cpu_demo.sh"), *extra],
+        ["bash", str(repo / "shell" / "countdown_cpu_smoke.sh"), *extra],
         env=env,
         capture_output=True,
         text=True,
@@ -84,21 +84,21 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def test_demo_finishes_with_a_checkpoint_and_a_plot(demo_run):
-    run = demo_run["run"]
+def test_smoke_run_finishes_with_a_checkpoint_and_a_plot(smoke_run):
+    run = smoke_run["run"]
     checkpoint = run / "checkpoint-2"
     assert (checkpoint / "model.safetensors").stat().st_size > 1_000_000
     assert (checkpoint / "trainer_state.json").is_file()
     png = run / "curves.png"
     assert png.read_bytes().startswith(PNG_MAGIC) and png.stat().st_size > 10_000
-    assert str(png) in demo_run["stdout"]  # the recipe says where the curves are
+    assert str(png) in smoke_run["stdout"]  # the recipe says where the curves are
     args = json.loads((run / "args.json").read_text())
     assert (args["fp16"], args["bf16"], args["torch_dtype"]) == (False, False, "float32")
-    assert "listing failed" not in demo_run["stdout"] + demo_run["stderr"]  # no ModelScope call, no retry wait
+    assert "listing failed" not in smoke_run["stdout"] + smoke_run["stderr"]  # no ModelScope call, no retry wait
 
 
-def test_every_step_logs_the_package_rewards(demo_run):
-    steps = read_steps(demo_run["run"] / "logging.jsonl")
+def test_every_step_logs_the_package_rewards(smoke_run):
+    steps = read_steps(smoke_run["run"] / "logging.jsonl")
     assert [record["step"] for record in steps] == [1, 2]
     for record in steps:
         for key in REWARD_KEYS:
@@ -107,10 +107,10 @@ def test_every_step_logs_the_package_rewards(demo_run):
         assert record["rewards/CountdownProbe/mean"] == 1.0
 
 
-def test_logged_completions_rescore_against_the_dataset_rows(demo_run):
-    rows = [row for _, row in read_rows(demo_run["out"] / "data" / "train.jsonl")]
+def test_logged_completions_rescore_against_the_dataset_rows(smoke_run):
+    rows = [row for _, row in read_rows(smoke_run["out"] / "data" / "train.jsonl")]
     by_prompt = {prompt_for(row["nums"], row["target"]): row for row in rows}
-    logged = read_jsonl(demo_run["run"] / "completions.jsonl")
+    logged = read_jsonl(smoke_run["run"] / "completions.jsonl")
     # swift 4.6 writes the last step's table twice: its log() at the end of training (the train_runtime
     # summary) appends the completions buffer again, unchanged.
     assert logged[-1] == logged[-2]

@@ -8,7 +8,7 @@ whose last line may be half-written, plots too.
 
 Example::
 
-    plot_run(Path("output/cpu_demo/run"))  # -> output/cpu_demo/run/v0-<time>/curves.png
+    plot_run(Path("output/cpu_smoke/run"))  # -> output/cpu_smoke/run/v0-<time>/curves.png
 """
 
 from __future__ import annotations
