@@ -232,6 +232,7 @@ print(swift.__version__)' 2>/dev/null | tail -n 1) || true
 # sft_args.py) after the model download.  Import them with swift's interpreter.
 require_gpu_libraries() { # MODULE...
     local out line failed=() imported=()
+    (($#)) || return 0
     out=$("$LAUNCH_PYTHON" -c '
 import importlib, sys
 if sys.path[:1] == [""]:

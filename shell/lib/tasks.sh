@@ -42,8 +42,9 @@ load_task() { # NAME
             )
             # LoRA updates a small low-rank delta, so it takes a larger learning rate
             # than the full fine-tune.  Micro-batches of 4 keep the 150k-vocabulary
-            # logits small: 4 x 16 = 64 completions (8 prompts of 8) per step.  The
-            # eval batch must be a multiple of num_generations (see add_eval_args).
+            # logits small: 4 x 16 = 64 completions (8 prompts of 8) per step.  With
+            # eval on, the eval batch x processes must be a multiple of num_generations
+            # (swift/rlhf_trainers/args_mixin.py, RolloutTrainerArgumentsMixin): 8, not 4.
             TASK_COLOCATE_ARGS=(
                 --per_device_train_batch_size 4
                 --per_device_eval_batch_size 8
