@@ -688,7 +688,10 @@ def test_flags_parse_with_installed_ms_swift(sandbox):
         ("gsm8k_1gpu.sh", {"SMOKE": 1}),
         ("countdown_multinode.sh", {"ROLE": "rollout", "SMOKE": 1}),
         ("countdown_multinode.sh", {"ROLE": "train", "ROLLOUT_HOST": "gen0", "SMOKE": 1, "TASK": "gsm8k"}),
+        ("countdown_3gpu.sh", {"RESUME": "auto"}),
     ]:
+        if "RESUME" in env and not sandbox.out.exists():
+            make_checkpoint(sandbox.out / "v0-20260101-000000", 100)
         result = sandbox.run(script, DRY_RUN=1, **env)
         assert result.returncode == 0, result.stderr
         commands += [[sub, argv] for sub, (_, argv) in parse_dry_run(result.stdout).items()]
