@@ -126,7 +126,10 @@ split_words() { # NAME VALUE
     local error
     LAUNCH_WORDS=()
     [[ -n ${2//[[:space:]]/} ]] || return 0
-    error=$(xargs true <<<"$2" 2>&1) || die "$1: cannot split into arguments: ${error#xargs: }"
+    if ! error=$(xargs true <<<"$2" 2>&1); then
+        error=${error#xargs: }
+        die "$1: cannot split into arguments: ${error%%;*}"
+    fi
     # shellcheck disable=SC2034 # read by the callers
     mapfile -d '' LAUNCH_WORDS < <(xargs printf '%s\0' <<<"$2")
 }
