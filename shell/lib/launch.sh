@@ -339,8 +339,10 @@ warn_about_global_batch() { # WORLD_SIZE ARGS...
     steps=$(total_steps "$world" "$@")
     if ((reference % (world * bs) == 0)); then
         keep="pass --gradient_accumulation_steps $((reference / (world * bs))) to keep the reference's updates"
+    elif ((reference % world == 0)); then
+        keep="to keep the reference's updates choose --per_device_train_batch_size x --gradient_accumulation_steps = $((reference / world))"
     else
-        keep="to keep the reference's updates pick --per_device_train_batch_size x --gradient_accumulation_steps with $world x that = $reference, or scale --learning_rate by $completions/$reference"
+        keep="no batch split over $world processes gives $reference: scale --learning_rate by $completions/$reference (linear rule) or use a process count that divides $reference"
     fi
     warn "$world training processes x $bs x $ga = $completions completions per optimizer step, not the reference's $reference${steps:+: $steps steps} at a learning rate tuned for $reference; $keep"
 }
