@@ -62,14 +62,24 @@ def error_lines(stderr, script):
 
 
 def parse_dry_run(stdout):
-    """{'rollout': (env, argv), 'rlhf': (env, argv)} from the commands a DRY_RUN prints."""
+    """{'rollout': (env, argv), 'rlhf': (env, argv)} from the `env -u NAME... K=V... swift ...` a DRY_RUN prints.
+
+    env maps the variables set to their values and those removed (`env -u NAME`) to None.
+    """
     commands = {}
     for line in stdout.replace("\\\n", " ").splitlines():
-        if not line.strip() or line.startswith("#"):
+        if line.startswith("#"):
             continue
         words = shlex.split(line)
+        if "swift" not in words:
+            continue
         i = words.index("swift")
-        env = dict(word.split("=", 1) for word in words[:i])
+        env, prefix = {}, words[:i]
+        assert prefix[:1] == ["env"], line
+        while len(prefix) > 1 and prefix[1] == "-u":
+            env[prefix[2]] = None
+            prefix = [prefix[0], *prefix[3:]]
+        env.update(word.split("=", 1) for word in prefix[1:])
         commands[words[i + 1]] = (env, words[i + 2 :])
     return commands
 
@@ -86,7 +96,9 @@ class Sandbox:
         self.state.mkdir()
         (self.bin / "nvidia-smi").symlink_to(STAND_INS / "nvidia-smi")
         (self.bin / "swift").symlink_to(STAND_INS / "swift")
-        (self.bin / "python3").symlink_to(sys.executable)  # the stand-in's `#!/usr/bin/env python3`
+        # The stand-in's `#!/usr/bin/env python3`: this environment's python (a symlink would lose the venv).
+        (self.bin / "python3").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+        (self.bin / "python3").chmod(0o755)
         dead_proxy = f"http://127.0.0.1:{free_port()}"  # nothing listens: a proxied request fails
         self.env = {
             "PATH": f"{self.bin}:/usr/bin:/bin",
@@ -96,8 +108,8 @@ class Sandbox:
             "PYTHONPATH": str(STAND_INS / "pylib"),  # the stand-in `swift` package decides the version
             "FAKE_SWIFT_STATE_DIR": str(self.state),
             "OUTPUT_DIR": str(self.out),
-            "VLLM_PORT": str(free_port()),
-            "VLLM_GROUP_PORT": str(free_port()),
+            "ROLLOUT_PORT": str(free_port()),
+            "ROLLOUT_GROUP_PORT": str(free_port()),
             "MASTER_PORT": str(free_port()),
             "ROLLOUT_TIMEOUT": "10",
             "STOP_GRACE_SECONDS": "2",
@@ -219,7 +231,7 @@ def test_3gpu_dry_run_prints_both_commands_and_starts_nothing(sandbox):
     commands = parse_dry_run(result.stdout)
     rollout_env, rollout = commands["rollout"]
     train_env, rlhf = commands["rlhf"]
-    port = sandbox.env["VLLM_PORT"]
+    port = sandbox.env["ROLLOUT_PORT"]
     assert rollout_env["CUDA_VISIBLE_DEVICES"] == "2"
     assert train_env["CUDA_VISIBLE_DEVICES"] == "0,1" and train_env["NPROC_PER_NODE"] == "2"
     assert flag(rollout, "--port") == port == flag(rlhf, "--vllm_server_port")
@@ -237,7 +249,7 @@ def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
     argv = rollout["argv"]
     assert flag(argv, "--model") == "Qwen/Qwen2.5-3B-Instruct"
     assert flag(argv, "--host") == "127.0.0.1"
-    assert flag(argv, "--port") == sandbox.env["VLLM_PORT"]
+    assert flag(argv, "--port") == sandbox.env["ROLLOUT_PORT"]
     assert int(flag(argv, "--vllm_max_model_len")) >= 2048
 
     rlhf = sandbox.record("rlhf")
@@ -254,8 +266,8 @@ def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
         "--use_vllm": "true",
         "--vllm_mode": "server",
         "--vllm_server_host": "127.0.0.1",
-        "--vllm_server_port": sandbox.env["VLLM_PORT"],
-        "--vllm_server_group_port": sandbox.env["VLLM_GROUP_PORT"],
+        "--vllm_server_port": sandbox.env["ROLLOUT_PORT"],
+        "--vllm_server_group_port": sandbox.env["ROLLOUT_GROUP_PORT"],
         "--max_length": "2048",
         "--max_completion_length": "1024",
         "--num_train_epochs": "1",
@@ -275,6 +287,11 @@ def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
         "--beta": "0.001",
         "--num_iterations": "1",
         "--output_dir": str(sandbox.out),
+        "--top_k": "50",
+        "--top_p": "0.9",
+        "--save_only_model": "true",
+        "--split_dataset_ratio": "0.01",
+        "--eval_steps": "500",
         "--system": "You are a helpful assistant. You first thinks about the reasoning process in the mind "
         "and then provides the user with the answer.",
     }
@@ -330,7 +347,7 @@ def test_3gpu_gpu_layout_from_env_and_extra_args_win(sandbox):
         ({"TRAIN_GPUS": "0, 1"}, ["TRAIN_GPUS='0, 1'"]),
         ({"TRAIN_GPUS": "0,0"}, ["twice"]),
         ({"ROLLOUT_GPU": "2,3"}, ["single GPU"]),
-        ({"VLLM_PORT": "70000"}, ["VLLM_PORT"]),
+        ({"ROLLOUT_PORT": "70000"}, ["ROLLOUT_PORT"]),
         ({"FAKE_NVIDIA_SMI_FAIL": 1}, ["nvidia-smi failed"]),
         ({"FAKE_SWIFT_VERSION": "3.9.2"}, ["3.9.2", "4.x"]),
         ({"FAKE_SWIFT_VERSION": "5.0.0"}, ["5.0.0", "4.x"]),
@@ -352,7 +369,7 @@ def test_3gpu_refuses_without_executable(sandbox, missing):
     assert not sandbox.started_pids()
 
 
-@pytest.mark.parametrize("port_var", ["VLLM_PORT", "VLLM_GROUP_PORT", "MASTER_PORT"])
+@pytest.mark.parametrize("port_var", ["ROLLOUT_PORT", "ROLLOUT_GROUP_PORT", "MASTER_PORT"])
 def test_3gpu_refuses_busy_port(sandbox, port_var):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -364,14 +381,14 @@ def test_3gpu_refuses_busy_port(sandbox, port_var):
 
 
 def test_3gpu_refuses_same_port_twice(sandbox):
-    result = sandbox.run("countdown_3gpu.sh", VLLM_GROUP_PORT=sandbox.env["VLLM_PORT"], DRY_RUN=1)
-    assert_refused(result, "countdown_3gpu.sh", "VLLM_GROUP_PORT")
+    result = sandbox.run("countdown_3gpu.sh", ROLLOUT_GROUP_PORT=sandbox.env["ROLLOUT_PORT"], DRY_RUN=1)
+    assert_refused(result, "countdown_3gpu.sh", "ROLLOUT_GROUP_PORT")
 
 
 @pytest.mark.parametrize("extra", [["--vllm_server_port", "1234"], ["--vllm_server_host=10.0.0.1"]])
 def test_3gpu_refuses_extra_args_that_unpair_trainer_and_server(sandbox, extra):
     result = sandbox.run("countdown_3gpu.sh", *extra, DRY_RUN=1)
-    assert_refused(result, "countdown_3gpu.sh", extra[0].split("=")[0], "VLLM_PORT")
+    assert_refused(result, "countdown_3gpu.sh", extra[0].split("=")[0], "ROLLOUT_PORT")
 
 
 def test_3gpu_rollout_crash_fails_fast_with_log_tail(sandbox):
@@ -486,9 +503,9 @@ def test_no_warnings_with_defaults(sandbox):
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["--save_steps", "5000"], ["save_steps=5000", "3125 optimizer steps"]),
+        (["--save_steps", "5000"], ["save_steps=5000", "3094 optimizer steps"]),  # 49500 rows after the 1% held out
         (["--max_steps", "50"], ["save_steps=100", "50 optimizer steps"]),
-        (["--dataset", "zouxuhong/Countdown-Tasks-3to4#1000"], ["save_steps=100", "63 optimizer steps"]),
+        (["--dataset", "zouxuhong/Countdown-Tasks-3to4#1000"], ["save_steps=100", "62 optimizer steps"]),
         (["--learning_rate", "1e-6", "--beta", "0.04"], ["learning_rate=1e-6", "beta=0.04", "collapse"]),
     ],
 )
@@ -508,9 +525,9 @@ def test_output_dir_in_extra_args_warns(sandbox):
 
 
 def test_save_steps_warning_counts_training_gpus(sandbox):
-    # 4 trainer GPUs: 8 * 8 * 4 / 8 = 32 prompts per step, 50000 / 32 -> 1563 steps.
+    # 4 trainer GPUs: 8 * 8 * 4 / 8 = 32 prompts per step, (50000 - 500 held out) / 32 -> 1547 steps.
     result = sandbox.run("countdown_3gpu.sh", "--save_steps", "2000", DRY_RUN=1, ROLLOUT_GPU=4, TRAIN_GPUS="0,1,2,3")
-    assert "1563 optimizer steps" in result.stderr
+    assert "1547 optimizer steps" in result.stderr
 
 
 # ------------------------------------------------------------------------ 1-GPU
@@ -615,7 +632,7 @@ def test_multinode_rollout_then_train(sandbox):
     rlhf = sandbox.record("rlhf")
     assert rlhf["health"] is True
     assert rlhf["env"]["NPROC_PER_NODE"] == "3" and rlhf["env"]["NNODES"] == "1"
-    assert flag(rlhf["argv"], "--vllm_server_port") == flag(rollout["argv"], "--port") == sandbox.env["VLLM_PORT"]
+    assert flag(rlhf["argv"], "--vllm_server_port") == flag(rollout["argv"], "--port") == sandbox.env["ROLLOUT_PORT"]
     assert (sandbox.out / "train-node0.log").exists() and (sandbox.out / "rollout.log").exists()
     assert process_gone(rlhf["pid"])
 
@@ -665,7 +682,16 @@ def test_flags_parse_with_installed_ms_swift(sandbox):
         ("countdown_1gpu.sh", {}),
         ("countdown_multinode.sh", {"ROLE": "rollout"}),
         ("countdown_multinode.sh", {"ROLE": "train", "ROLLOUT_HOST": "gen0"}),
+        ("gsm8k_3gpu.sh", {}),
+        ("gsm8k_1gpu.sh", {}),
+        ("countdown_3gpu.sh", {"SMOKE": 1}),
+        ("gsm8k_1gpu.sh", {"SMOKE": 1}),
+        ("countdown_multinode.sh", {"ROLE": "rollout", "SMOKE": 1}),
+        ("countdown_multinode.sh", {"ROLE": "train", "ROLLOUT_HOST": "gen0", "SMOKE": 1, "TASK": "gsm8k"}),
+        ("countdown_3gpu.sh", {"RESUME": "auto"}),
     ]:
+        if "RESUME" in env and not sandbox.out.exists():
+            make_checkpoint(sandbox.out / "v0-20260101-000000", 100)
         result = sandbox.run(script, DRY_RUN=1, **env)
         assert result.returncode == 0, result.stderr
         commands += [[sub, argv] for sub, (_, argv) in parse_dry_run(result.stdout).items()]
@@ -692,3 +718,326 @@ print(json.dumps(bad))
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+# ------------------------------------------------------ what a real GPU box hits
+
+
+def test_exported_vllm_port_never_reaches_the_children(sandbox):
+    # vLLM reads VLLM_PORT as the base of its internal ports (vllm/envs.py, get_open_port in vllm/utils) and
+    # `swift rollout` takes its data-parallel master port from get_open_port (swift/pipelines/infer/rollout.py,
+    # SwiftRolloutDeploy.__init__): the old `VLLM_PORT=8011 countdown_3gpu.sh` gave vLLM the HTTP port.
+    port = sandbox.env["ROLLOUT_PORT"]
+    result = sandbox.run("countdown_3gpu.sh", VLLM_PORT=port)
+    assert result.returncode == 0, result.stderr
+    assert sandbox.record("rollout")["env"]["VLLM_PORT"] is None
+    assert sandbox.record("rlhf")["env"]["VLLM_PORT"] is None
+    assert "env -u VLLM_PORT" in (sandbox.out / "commands.sh").read_text()
+    dry = parse_dry_run(sandbox.run("countdown_3gpu.sh", DRY_RUN=1, VLLM_PORT=port).stdout)
+    assert dry["rollout"][0]["VLLM_PORT"] is None and dry["rlhf"][0]["VLLM_PORT"] is None
+
+
+@pytest.mark.parametrize("old, new", [("VLLM_PORT", "ROLLOUT_PORT"), ("VLLM_GROUP_PORT", "ROLLOUT_GROUP_PORT")])
+def test_old_port_names_are_refused_with_the_new_name(sandbox, old, new):
+    for script in ("countdown_3gpu.sh", "countdown_multinode.sh"):
+        result = sandbox.run(script, DRY_RUN=1, ROLE="rollout", ROLLOUT_PORT=None, **{old: 8011})
+        assert_refused(result, script, old, new)
+
+
+def test_inherited_cuda_visible_devices_is_indexed_not_replaced(sandbox):
+    # A scheduler gave this job GPUs 5,6,7: the recipe must not reach for 0-2.
+    result = sandbox.run("countdown_3gpu.sh", CUDA_VISIBLE_DEVICES="5,6,7", FAKE_GPU_COUNT=8)
+    assert result.returncode == 0, result.stderr
+    assert sandbox.record("rollout")["env"]["CUDA_VISIBLE_DEVICES"] == "7"
+    assert sandbox.record("rlhf")["env"]["CUDA_VISIBLE_DEVICES"] == "5,6"
+    assert sandbox.record("rlhf")["env"]["NPROC_PER_NODE"] == "2"
+
+
+@pytest.mark.parametrize(
+    "env, words",
+    [
+        ({"CUDA_VISIBLE_DEVICES": "5,6"}, ["ROLLOUT_GPU=2", "position 2", "CUDA_VISIBLE_DEVICES=5,6"]),
+        ({"CUDA_VISIBLE_DEVICES": ""}, ["CUDA_VISIBLE_DEVICES", "empty"]),
+        ({"CUDA_VISIBLE_DEVICES": "5,6,7", "ROLLOUT_GPU": "GPU-fake-1"}, ["GPU-fake-1", "not in the inherited"]),
+        ({"ROLLOUT_GPU": "GPU-nope"}, ["GPU-nope", "nvidia-smi -L"]),
+    ],
+)
+def test_gpu_settings_outside_what_the_job_was_given_are_refused(sandbox, env, words):
+    result = sandbox.run("countdown_3gpu.sh", FAKE_GPU_COUNT=8, **env)
+    assert_refused(result, "countdown_3gpu.sh", *words)
+    assert not sandbox.started_pids()
+
+
+def test_gpu_uuids_and_mig_ids_are_accepted(sandbox):
+    inherited = "GPU-fake-3,GPU-fake-4,GPU-fake-5"
+    result = sandbox.run("countdown_3gpu.sh", CUDA_VISIBLE_DEVICES=inherited, FAKE_GPU_COUNT=6)
+    assert result.returncode == 0, result.stderr
+    assert sandbox.record("rollout")["env"]["CUDA_VISIBLE_DEVICES"] == "GPU-fake-5"
+    assert sandbox.record("rlhf")["env"]["CUDA_VISIBLE_DEVICES"] == "GPU-fake-3,GPU-fake-4"
+    result = sandbox.run("countdown_1gpu.sh", GPU="MIG-fake-1-0", FAKE_GPU_COUNT=2, FAKE_MIG=1)
+    assert result.returncode == 0, result.stderr
+    assert sandbox.record("rlhf")["env"]["CUDA_VISIBLE_DEVICES"] == "MIG-fake-1-0"
+
+
+@pytest.mark.parametrize(
+    "script, env, words",
+    [
+        ("countdown_3gpu.sh", {"FAKE_VLLM": "missing"}, ["vllm", "No module named 'vllm'", "[gpu]"]),
+        ("countdown_3gpu.sh", {"FAKE_DEEPSPEED": "missing"}, ["deepspeed", "No module named 'deepspeed'"]),
+        ("countdown_3gpu.sh", {"FAKE_VLLM": "broken"}, ["vllm", "RuntimeError", "libcudart"]),
+        ("countdown_1gpu.sh", {"FAKE_VLLM": "missing"}, ["vllm"]),
+        ("countdown_multinode.sh", {"FAKE_VLLM": "missing", "ROLE": "rollout"}, ["vllm"]),
+        (
+            "countdown_multinode.sh",
+            {"FAKE_DEEPSPEED": "missing", "ROLE": "train", "ROLLOUT_HOST": "gen0", "TRAIN_GPUS": "0,1"},
+            ["deepspeed"],
+        ),
+    ],
+)
+def test_missing_vllm_or_deepspeed_is_refused_before_anything_starts(sandbox, script, env, words):
+    result = sandbox.run(script, **env)
+    assert_refused(result, script, *words)
+    assert not sandbox.started_pids()
+
+
+def test_gpu_library_versions_are_reported_and_lora_needs_no_deepspeed(sandbox):
+    result = sandbox.run("countdown_3gpu.sh")
+    assert result.returncode == 0, result.stderr
+    assert "vllm 0.11.0, deepspeed 0.18.9" in result.stderr
+    result = sandbox.run("countdown_1gpu.sh", FAKE_DEEPSPEED="missing")  # colocate LoRA: no --deepspeed
+    assert result.returncode == 0, result.stderr
+
+
+def test_dry_run_shows_sampling_eval_split_and_weights_only_checkpoints(sandbox):
+    for script in ("countdown_3gpu.sh", "countdown_1gpu.sh", "gsm8k_3gpu.sh", "gsm8k_1gpu.sh"):
+        result = sandbox.run(script, DRY_RUN=1)
+        assert result.returncode == 0, result.stderr
+        _, argv = parse_dry_run(result.stdout)["rlhf"]
+        # ms-swift 3.x defaults, which the reference curves used; 4.x defaults to -1 / 1.0
+        # (swift/rlhf_trainers/args_mixin.py, RolloutTrainerArgumentsMixin.top_k / top_p).
+        assert (flag(argv, "--top_k"), flag(argv, "--top_p")) == ("50", "0.9"), script
+        # 4.x defaults split_dataset_ratio to 0: no eval unless the recipe asks for one.
+        assert flag(argv, "--split_dataset_ratio") == "0.01" and flag(argv, "--eval_steps"), script
+        assert flag(argv, "--save_only_model") == "true", script
+
+
+def test_eval_uses_the_generated_test_file_or_none(sandbox):
+    data = sandbox.tmp / "train.jsonl"
+    data.write_text('{"nums": [1, 2], "target": 3}\n')
+    (sandbox.tmp / "train.test.jsonl").write_text('{"nums": [2, 2], "target": 4}\n')
+    _, argv = parse_dry_run(sandbox.run("countdown_3gpu.sh", DRY_RUN=1, DATASET=data).stdout)["rlhf"]
+    assert flag(argv, "--val_dataset") == str(sandbox.tmp / "train.test.jsonl")
+    assert flag(argv, "--split_dataset_ratio") is None
+    _, argv = parse_dry_run(sandbox.run("countdown_3gpu.sh", DRY_RUN=1, VAL_DATASET="none").stdout)["rlhf"]
+    assert flag(argv, "--eval_strategy") == "no"
+
+
+@pytest.mark.parametrize(
+    "script, env",
+    [
+        ("countdown_3gpu.sh", {}),
+        ("countdown_1gpu.sh", {}),
+        ("gsm8k_3gpu.sh", {}),
+        ("gsm8k_1gpu.sh", {}),
+        ("countdown_1gpu.sh", {"SMOKE": 1}),
+        ("gsm8k_3gpu.sh", {"SMOKE": 1}),
+        ("countdown_multinode.sh", {"ROLE": "train", "ROLLOUT_HOST": "gen0", "NNODES": 2, "MASTER_ADDR": "n0"}),
+    ],
+)
+def test_batches_divide_into_groups_as_ms_swift_requires(sandbox, script, env):
+    # swift/rlhf_trainers/args_mixin.py (RolloutTrainerArgumentsMixin, the checks after steps_per_generation):
+    # the generation batch (per device x processes x accumulation) and, with eval on, the global eval batch
+    # (per device x processes) must be multiples of num_generations, else swift raises at start-up.
+    result = sandbox.run(script, DRY_RUN=1, **env)
+    assert result.returncode == 0, result.stderr
+    train_env, argv = parse_dry_run(result.stdout)["rlhf"]
+    world = int(train_env["NPROC_PER_NODE"]) * int(train_env.get("NNODES", 1))
+    generations = int(flag(argv, "--num_generations"))
+    train = int(flag(argv, "--per_device_train_batch_size")) * int(flag(argv, "--gradient_accumulation_steps"))
+    assert train * world % generations == 0
+    assert int(flag(argv, "--per_device_eval_batch_size")) * world % generations == 0
+
+
+def test_multinode_warns_that_more_gpus_change_the_schedule(sandbox):
+    result = sandbox.run(
+        "countdown_multinode.sh",
+        DRY_RUN=1,
+        ROLE="train",
+        ROLLOUT_HOST="gen0",
+        NNODES=2,
+        NODE_RANK=0,
+        MASTER_ADDR="node0",
+    )
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert len(warnings) == 1, result.stderr
+    for words in ("16 training processes", "1024 completions", "387 steps", "128", "--gradient_accumulation_steps 1"):
+        assert words in warnings[0]
+
+
+def test_multinode_help_names_the_network_needs(sandbox):
+    result = sandbox.run("countdown_multinode.sh", "--help")
+    for words in ("ROLLOUT_PORT", "ROLLOUT_GROUP_PORT", "MASTER_PORT", "ephemeral", "NCCL_SOCKET_IFNAME"):
+        assert words in result.stdout
+
+
+def test_rollout_args_cannot_move_the_server(sandbox):
+    for value in ("--port 8123", "--vllm_enforce_eager true --host=0.0.0.0"):
+        result = sandbox.run("countdown_3gpu.sh", DRY_RUN=1, ROLLOUT_ARGS=value)
+        assert_refused(result, "countdown_3gpu.sh", "ROLLOUT_ARGS", "ROLLOUT_PORT")
+    result = sandbox.run("countdown_multinode.sh", DRY_RUN=1, ROLE="rollout", ROLLOUT_ARGS="--port 8123")
+    assert_refused(result, "countdown_multinode.sh", "ROLLOUT_ARGS")
+
+
+def test_rollout_args_keep_quoted_values_whole(sandbox):
+    value = """--vllm_engine_kwargs '{"max_num_seqs": 64, "seed": 1}' --vllm_enforce_eager true"""
+    result = sandbox.run("countdown_3gpu.sh", ROLLOUT_ARGS=value)
+    assert result.returncode == 0, result.stderr
+    argv = sandbox.record("rollout")["argv"]
+    assert argv[-4:] == ["--vllm_engine_kwargs", '{"max_num_seqs": 64, "seed": 1}', "--vllm_enforce_eager", "true"]
+    assert_refused(sandbox.run("countdown_3gpu.sh", DRY_RUN=1, ROLLOUT_ARGS="--a 'b"), "countdown_3gpu.sh", "quote")
+
+
+def test_a_rerun_in_the_same_output_dir_keeps_the_earlier_logs(sandbox):
+    assert sandbox.run("countdown_3gpu.sh", FAKE_TRAIN_EXIT=3).returncode == 3
+    first = {name: (sandbox.out / name).read_text() for name in ("train.log", "rollout.log", "commands.sh")}
+    # A fresh rollout port: the last one may linger in TIME_WAIT, which the launcher refuses.
+    assert sandbox.run("countdown_3gpu.sh", ROLLOUT_PORT=free_port()).returncode == 0
+    for name, text in first.items():
+        assert (sandbox.out / f"{name}.1").read_text() == text
+    assert "exiting with status 3" in (sandbox.out / "train.log.1").read_text()
+    assert "exiting with status 0" in (sandbox.out / "train.log").read_text()
+    assert sandbox.run("countdown_3gpu.sh", ROLLOUT_PORT=free_port()).returncode == 0
+    assert (sandbox.out / "train.log.2").exists() and (sandbox.out / "train.log.1").read_text() == first["train.log"]
+
+
+def test_keeping_optimizer_states_warns_with_the_disk_estimate(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", "--save_only_model", "false", DRY_RUN=1)
+    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert len(warnings) == 1, result.stderr
+    assert "~48 GB" in warnings[0] and "~960 GB for 20 checkpoints" in warnings[0]
+    assert "~6 GB each" in sandbox.run("countdown_3gpu.sh", DRY_RUN=1).stderr
+
+
+# ------------------------------------------------------------------- resume
+
+
+def make_checkpoint(run_dir, step, states=False, complete=True):
+    checkpoint = run_dir / f"checkpoint-{step}"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "model.safetensors").write_text("")
+    if states:
+        (checkpoint / f"global_step{step}").mkdir()
+    if complete:
+        (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+    return checkpoint
+
+
+def test_resume_auto_continues_from_the_newest_complete_checkpoint(sandbox):
+    assert sandbox.run("countdown_3gpu.sh", FAKE_TRAIN_EXIT=1).returncode == 1  # the run that died
+    make_checkpoint(sandbox.out / "v0-20260101-000000", 100)
+    newest = make_checkpoint(sandbox.out / "v1-20260102-000000", 200)
+    make_checkpoint(sandbox.out / "v1-20260102-000000", 300, complete=False)  # cut short by the crash
+    result = sandbox.run("countdown_3gpu.sh", "--learning_rate", "4e-7", RESUME="auto", ROLLOUT_PORT=free_port())
+    assert result.returncode == 0, result.stderr
+    argv = sandbox.record("rlhf")["argv"]
+    assert flag(argv, "--resume_from_checkpoint") == str(newest)
+    assert flag(argv, "--resume_only_model") == "true"  # weights only: swift/trainers/mixin.py
+    assert "weights only" in result.stderr
+
+
+def test_resume_auto_with_optimizer_states_resumes_them(sandbox):
+    assert sandbox.run("countdown_1gpu.sh", FAKE_TRAIN_EXIT=1).returncode == 1
+    checkpoint = make_checkpoint(sandbox.out / "v0-20260101-000000", 100, states=True)
+    result = sandbox.run("countdown_1gpu.sh", RESUME="auto")
+    assert result.returncode == 0, result.stderr
+    argv = sandbox.record("rlhf")["argv"]
+    assert flag(argv, "--resume_from_checkpoint") == str(checkpoint) and "--resume_only_model" not in argv
+
+
+@pytest.mark.parametrize(
+    "args, env, words",
+    [
+        ([], {}, ["no complete checkpoint"]),
+        (["--per_device_train_batch_size", "4"], {"checkpoint": 1}, ["--per_device_train_batch_size '8' -> '4'"]),
+        ([], {"checkpoint": 1, "ROLLOUT_GPU": 0, "TRAIN_GPUS": "1,2,3", "FAKE_GPU_COUNT": 4}, ["NPROC_PER_NODE"]),
+        ([], {"checkpoint": 1, "MODEL": "Qwen/Qwen2.5-7B-Instruct"}, ["--model"]),
+        ([], {"checkpoint": 1, "OUTPUT_DIR": None}, ["needs OUTPUT_DIR"]),
+    ],
+)
+def test_resume_auto_refusals(sandbox, args, env, words):
+    assert sandbox.run("countdown_3gpu.sh", FAKE_TRAIN_EXIT=1).returncode == 1
+    if env.pop("checkpoint", None):
+        make_checkpoint(sandbox.out / "v0-20260101-000000", 100)
+    result = sandbox.run("countdown_3gpu.sh", *args, RESUME="auto", ROLLOUT_PORT=free_port(), **env)
+    assert_refused(result, "countdown_3gpu.sh", "RESUME=auto", *words)
+    assert "--resume_from_checkpoint" not in sandbox.record("rlhf")["argv"]  # the record of the first run
+
+
+# -------------------------------------------------------------------- smoke
+
+
+@pytest.mark.parametrize("script", ["countdown_3gpu.sh", "countdown_1gpu.sh", "gsm8k_1gpu.sh"])
+def test_smoke_dry_run_shows_the_small_model_and_a_short_run(sandbox, script):
+    result = sandbox.run(script, DRY_RUN=1, SMOKE=1)
+    assert result.returncode == 0, result.stderr
+    assert "swift_plugins.countdown tiny-model" in result.stdout
+    commands = parse_dry_run(result.stdout)
+    _, argv = commands["rlhf"]
+    model = str(sandbox.out / "smoke" / "model")
+    assert flag(argv, "--model") == model and flag(argv, "--model_type") == "qwen2"
+    assert (flag(argv, "--max_steps"), flag(argv, "--max_completion_length")) == ("4", "64")
+    assert flag(argv, "--use_vllm") == "true"  # the same launcher path as the real run
+    if "rollout" in commands:
+        assert flag(commands["rollout"][1], "--model") == model
+        assert flag(argv, "--deepspeed") == "zero3"
+
+
+def test_smoke_run_builds_the_tiny_model_and_says_what_it_proved(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", SMOKE=1, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert (sandbox.out / "smoke" / "model" / "config.json").is_file()
+    assert (sandbox.out / "smoke" / "data" / "train.test.jsonl").is_file()
+    assert flag(sandbox.record("rollout")["argv"], "--model") == str(sandbox.out / "smoke" / "model")
+    argv = sandbox.record("rlhf")["argv"]
+    assert flag(argv, "--val_dataset") == str(sandbox.out / "smoke" / "data" / "train.test.jsonl")
+    assert "SMOKE passed" in result.stderr
+    for words in ("answered http://127.0.0.1:", "ZeRO-3", "pushed its weights", "checkpoint-4"):
+        assert words in result.stderr
+
+
+def test_smoke_run_fails_without_a_checkpoint(sandbox):
+    result = sandbox.run("countdown_1gpu.sh", SMOKE=1, FAKE_TRAIN_NO_CHECKPOINT=1, timeout=120)
+    assert_refused(result, "countdown_1gpu.sh", "SMOKE", "no complete checkpoint")
+    assert "SMOKE passed" not in result.stderr
+
+
+# ------------------------------------------------------------------- GSM8K
+
+
+@pytest.mark.parametrize("script, world", [("gsm8k_3gpu.sh", 2), ("gsm8k_1gpu.sh", 1)])
+def test_gsm8k_presets(sandbox, script, world):
+    result = sandbox.run(script, DRY_RUN=1)
+    assert result.returncode == 0, result.stderr
+    assert "warning" not in result.stderr
+    _, argv = parse_dry_run(result.stdout)["rlhf"]
+    assert flag(argv, "--model") == "Qwen/Qwen2.5-1.5B-Instruct"
+    assert flag(argv, "--dataset") == "modelscope/gsm8k"
+    assert argv[argv.index("--reward_funcs") + 1 :][:2] == ["gsm8k_accuracy", "reasoning_answer_format"]
+    assert "--system" not in argv  # the GSM8K rows carry their own format instruction
+    assert (flag(argv, "--max_steps"), flag(argv, "--num_generations"), flag(argv, "--beta")) == ("500", "12", "0.04")
+    # 7 prompts x 12 generations per step, as the public run
+    batch = int(flag(argv, "--per_device_train_batch_size")) * int(flag(argv, "--gradient_accumulation_steps"))
+    assert batch * world == 84
+    assert flag(argv, "--tuner_type") == ("full" if world == 2 else "lora")
+    assert "--help" not in argv and "GSM8K" in sandbox.run(script, "--help").stdout
+
+
+def test_multinode_takes_the_gsm8k_task(sandbox):
+    result = sandbox.run("countdown_multinode.sh", DRY_RUN=1, ROLE="train", ROLLOUT_HOST="gen0", TASK="gsm8k")
+    assert result.returncode == 0, result.stderr
+    _, argv = parse_dry_run(result.stdout)["rlhf"]
+    assert flag(argv, "--model") == "Qwen/Qwen2.5-1.5B-Instruct"
+    assert_refused(
+        sandbox.run("countdown_multinode.sh", DRY_RUN=1, ROLE="train", TASK="chess"), "countdown_multinode.sh", "chess"
+    )

@@ -1,7 +1,8 @@
 # shellcheck shell=bash source-path=SCRIPTDIR
 #
-# shell/lib/launch.sh: logic shared by the Countdown GRPO launch recipes
-# (countdown_3gpu.sh, countdown_1gpu.sh, countdown_multinode.sh).
+# shell/lib/launch.sh: logic shared by the GRPO launch recipes
+# (countdown_3gpu.sh, countdown_1gpu.sh, countdown_multinode.sh, gsm8k_1gpu.sh,
+# gsm8k_3gpu.sh; the CPU demo uses its messages and constants).
 #
 # Source it from a recipe; it only defines functions and LAUNCH_* globals.
 # Linux only: it relies on setsid, /proc and GNU tail, like the GPU nodes do.
@@ -9,12 +10,16 @@
 # Sections here:
 #   messages      one line per problem on stderr, prefixed by the recipe name
 #   commands      copy-pastable printing (DRY_RUN, logs) of env + argv
-#   recipe flags  the Countdown flag sets the recipes share
-#   warnings      save_steps vs. run length, lr/beta collapse range
+#   recipe flags  the flag sets the recipes share (task presets in tasks.sh)
+#   warnings      save_steps vs. run length, lr/beta collapse range, global
+#                 batch vs. the reference, checkpoint disk use
 #   run helpers   output folder, command record, the trainer's end
 # and in the files it sources:
+#   tasks.sh      TASK presets: countdown, gsm8k
 #   checks.sh     validation, preflight and proxies: refuse before anything starts
 #   processes.sh  children in their own sessions, stopped (and only they) on every exit
+#   runs.sh       RESUME=auto, SMOKE=1, previous logs kept
+#   recipes.sh    the server (3-GPU) and colocate (1-GPU) recipes
 
 if [[ -n ${LAUNCH_SH_LOADED:-} ]]; then
     return 0
@@ -36,10 +41,23 @@ readonly COUNTDOWN_MODEL=Qwen/Qwen2.5-3B-Instruct COUNTDOWN_DATASET='zouxuhong/C
 LAUNCH_PLUGIN=$LAUNCH_REPO_ROOT/swift_plugins/plugin.py
 LAUNCH_RECORD=""          # commands.sh of this run (prepare_output_dir)
 
+# vLLM reads VLLM_PORT as the base of its internal ports (vllm/envs.py; get_open_port
+# in vllm/utils), and `swift rollout` takes its data-parallel master port from that
+# get_open_port (swift/pipelines/infer/rollout.py, SwiftRolloutDeploy.__init__): an
+# inherited VLLM_PORT equal to the HTTP port makes the server unreachable.  No child
+# of a recipe sees it.
+LAUNCH_UNSET_ENV=(VLLM_PORT)
+
+# shellcheck source=tasks.sh
+source "$LAUNCH_REPO_ROOT/shell/lib/tasks.sh"
 # shellcheck source=checks.sh
 source "$LAUNCH_REPO_ROOT/shell/lib/checks.sh"
 # shellcheck source=processes.sh
 source "$LAUNCH_REPO_ROOT/shell/lib/processes.sh"
+# shellcheck source=runs.sh
+source "$LAUNCH_REPO_ROOT/shell/lib/runs.sh"
+# shellcheck source=recipes.sh
+source "$LAUNCH_REPO_ROOT/shell/lib/recipes.sh"
 
 # ---------------------------------------------------------------- messages
 
@@ -92,9 +110,14 @@ shell_quote() { # ARG
     fi
 }
 
-# Prints "ENV... CMD..." as a copy-pastable command, one flag per line.
+# Prints "env -u VLLM_PORT ENV... CMD..." as a copy-pastable command, one flag
+# per line: what start_in_new_session runs.
 format_command() { # ENV... -- CMD...
-    local arg line=""
+    local arg name line="env"
+    for name in "${LAUNCH_UNSET_ENV[@]}"; do
+        line+=" -u $name"
+    done
+    line+=" "
     while (($#)) && [[ $1 != -- ]]; do
         line+="$(shell_quote "$1") "
         shift
@@ -112,32 +135,54 @@ format_command() { # ENV... -- CMD...
 
 # ------------------------------------------------------------ recipe flags
 # Kept here so the recipes cannot drift apart.  Each function appends to the
-# array RLHF_ARGS of the caller.
+# array RLHF_ARGS of the caller; load_task (tasks.sh) has run before.
 
-# The task: model, data, rewards, prompts, lengths, logging, output.  Values
-# from the ms-swift Countdown GRPO example, translated to 4.x flag names.
-add_countdown_task_args() { # MODEL DATASET OUTPUT_DIR REPORT_TO
+# What every task and layout shares: model, data, the task preset, sampling,
+# evaluation, checkpoints, logging, output.
+add_task_args() { # MODEL DATASET OUTPUT_DIR REPORT_TO
     RLHF_ARGS+=(
         --model "$1"
         --torch_dtype bfloat16
         --dataset "$2"
         --external_plugins "$LAUNCH_PLUGIN"
-        --reward_funcs external_countdown think_answer_format
-        --system "$COUNTDOWN_SYSTEM"
-        --max_length 2048
-        --max_completion_length 1024
-        --num_generations 8
+        "${TASK_ARGS[@]}"
+        # ms-swift 3.x sampled with top_k 50, top_p 0.9 (the runs its GRPO docs
+        # show); 4.x defaults to -1 / 1.0 (swift/rlhf_trainers/args_mixin.py,
+        # RolloutTrainerArgumentsMixin).  Pass 3.x's so curves compare.
         --temperature 1.0
-        --num_train_epochs 1
+        --top_k 50
+        --top_p 0.9
         --warmup_ratio 0.01
         --dataloader_num_workers 4
         --save_steps 100
         --save_total_limit 20
+        # Weights only: ZeRO-3 optimizer states are ~16 bytes per parameter per
+        # checkpoint (~1 TB for 20 checkpoints of a 3B model).  RESUME=auto
+        # continues from such a checkpoint (see resume_args).
+        --save_only_model true
         --logging_steps 1
         --log_completions true
         --report_to "$4"
         --output_dir "$3"
     )
+    add_eval_args "$2"
+}
+
+# Held-out evaluation every TASK_EVAL_STEPS steps.  ms-swift 4.x defaults
+# split_dataset_ratio to 0 (3.x: 0.01), so without this nothing is evaluated.
+# VAL_DATASET: none | a dataset; default: a local DATASET's sibling
+# "<name>.test.<ext>" (what `generate --test-size` writes), else 1% of DATASET.
+add_eval_args() { # DATASET
+    local val=${VAL_DATASET:-} sibling=""
+    if [[ -z $val && -f $1 && $1 == *.* ]]; then
+        sibling=${1%.*}.test.${1##*.}
+        [[ -f $sibling ]] && val=$sibling
+    fi
+    case $val in
+        none) RLHF_ARGS+=(--eval_strategy no) ;;
+        "") RLHF_ARGS+=(--split_dataset_ratio 0.01 --eval_steps "$TASK_EVAL_STEPS") ;;
+        *) RLHF_ARGS+=(--val_dataset "$val" --eval_steps "$TASK_EVAL_STEPS") ;;
+    esac
 }
 
 # Full fine-tune with ZeRO-3 against a `swift rollout` server: the layout of
@@ -146,17 +191,36 @@ add_server_mode_full_args() { # HOST PORT GROUP_PORT
     RLHF_ARGS+=(
         --tuner_type full
         --deepspeed zero3
-        --per_device_train_batch_size 8
-        --per_device_eval_batch_size 8
-        --gradient_accumulation_steps 8
-        --learning_rate 5e-7
-        --beta 0.001
+        "${TASK_SERVER_ARGS[@]}"
         --num_iterations 1
         --use_vllm true
         --vllm_mode server
         --vllm_server_host "$1"
         --vllm_server_port "$2"
         --vllm_server_group_port "$3"
+    )
+}
+
+# LoRA with vLLM in the trainer's process: the 1-GPU layout.  vLLM takes
+# VLLM_GPU_MEMORY_UTILIZATION of the card while generating and sleeps
+# (--sleep_level 1) during the update; model and optimizer are offloaded to
+# CPU while vLLM generates.
+add_colocate_lora_args() { # VLLM_MAX_MODEL_LEN
+    RLHF_ARGS+=(
+        --tuner_type lora
+        --lora_rank 32
+        --lora_alpha 64
+        --target_modules all-linear
+        "${TASK_COLOCATE_ARGS[@]}"
+        --num_iterations 1
+        --gradient_checkpointing true
+        --use_vllm true
+        --vllm_mode colocate
+        --vllm_gpu_memory_utilization "${VLLM_GPU_MEMORY_UTILIZATION:-0.45}"
+        --vllm_max_model_len "$1"
+        --sleep_level 1
+        --offload_model true
+        --offload_optimizer true
     )
 }
 
@@ -170,7 +234,7 @@ check_extra_args() { # ARGS...
     for arg in "$@"; do
         case ${arg%%=*} in
             --vllm_server_host | --vllm_server_port | --vllm_server_group_port | --vllm_server_base_url)
-                die "${arg%%=*} in the extra arguments would point the trainer away from the rollout server this launcher checks; set ROLLOUT_HOST / VLLM_PORT / VLLM_GROUP_PORT instead"
+                die "${arg%%=*} in the extra arguments would point the trainer away from the rollout server this launcher checks; set ROLLOUT_HOST / ROLLOUT_PORT / ROLLOUT_GROUP_PORT instead"
                 ;;
             --output_dir)
                 warn "--output_dir in the extra arguments: checkpoints go there but logs stay in OUTPUT_DIR; prefer OUTPUT_DIR=..."
@@ -213,10 +277,11 @@ dataset_rows() { # DATASET_VALUES
 
 # Optimizer steps of a GRPO run: every step consumes
 # per_device_train_batch_size * gradient_accumulation_steps * world_size
-# completions, i.e. that / num_generations prompts.  --max_steps wins.
-# Prints nothing when the inputs are unknown.
+# completions, i.e. that / num_generations prompts.  --max_steps wins; a
+# --split_dataset_ratio holds ceil(rows * ratio) rows out (datasets'
+# train_test_split).  Prints nothing when the inputs are unknown.
 total_steps() { # WORLD_SIZE ARGS...
-    local world=$1 rows bs ga ng epochs max_steps
+    local world=$1 rows bs ga ng epochs max_steps ratio
     shift
     max_steps=$(flag_value max_steps "$@")
     if [[ $max_steps =~ ^[0-9]+$ ]] && ((max_steps > 0)); then
@@ -228,12 +293,14 @@ total_steps() { # WORLD_SIZE ARGS...
     ga=$(flag_value gradient_accumulation_steps "$@")
     ng=$(flag_value num_generations "$@")
     epochs=$(flag_value num_train_epochs "$@")
+    ratio=$(flag_value split_dataset_ratio "$@")
     [[ -n $rows && -n $bs && -n $ga && -n $ng && -n $epochs ]] || return 0
-    awk -v rows="$rows" -v bs="$bs" -v ga="$ga" -v ng="$ng" -v ep="$epochs" -v world="$world" 'BEGIN {
+    awk -v rows="$rows" -v bs="$bs" -v ga="$ga" -v ng="$ng" -v ep="$epochs" -v world="$world" \
+        -v ratio="${ratio:-0}" 'function ceil(x) { return (x == int(x)) ? x : int(x) + 1 }
+    BEGIN {
         prompts = bs * ga * world / ng
         if (prompts <= 0) exit
-        steps = ep * rows / prompts
-        printf "%d", (steps == int(steps)) ? steps : int(steps) + 1
+        printf "%d", ceil(ep * (rows - ceil(rows * ratio)) / prompts)
     }'
 }
 
@@ -249,8 +316,58 @@ warn_about_schedule() { # WORLD_SIZE ARGS...
     lr=$(flag_value learning_rate "$@")
     beta=$(flag_value beta "$@")
     beta=${beta:-0.04} # ms-swift's GRPO default
-    if [[ -n $lr ]] && awk -v lr="$lr" -v beta="$beta" 'BEGIN { exit !(lr + 0 >= 1e-6 && beta + 0 >= 0.04) }'; then
+    if [[ $TASK_NAME == countdown && -n $lr ]] &&
+        awk -v lr="$lr" -v beta="$beta" 'BEGIN { exit !(lr + 0 >= 1e-6 && beta + 0 >= 0.04) }'; then
         warn "learning_rate=$lr with beta=$beta is in the range known to collapse on Countdown (lr >= 1e-6 with beta >= 0.04); the reference recipe uses lr 5e-7, beta 0.001"
+    fi
+    warn_about_checkpoints "$@"
+}
+
+# More training processes than the reference run multiply the completions of
+# each optimizer step, and so divide the number of steps, at a learning rate
+# tuned for the reference's batch.  The launcher warns instead of changing
+# the batch behind the user's back; the warning names the flag that restores
+# the reference's updates.
+warn_about_global_batch() { # WORLD_SIZE ARGS...
+    local world=$1 bs ga completions reference=$TASK_REFERENCE_COMPLETIONS steps keep
+    shift
+    bs=$(flag_value per_device_train_batch_size "$@")
+    ga=$(flag_value gradient_accumulation_steps "$@")
+    [[ $bs =~ ^[0-9]+$ && $ga =~ ^[0-9]+$ ]] || return 0
+    completions=$((world * bs * ga))
+    ((completions != reference)) || return 0
+    steps=$(total_steps "$world" "$@")
+    if ((reference % (world * bs) == 0)); then
+        keep="pass --gradient_accumulation_steps $((reference / (world * bs))) to keep the reference's updates"
+    elif ((reference % world == 0)); then
+        keep="to keep the reference's updates choose --per_device_train_batch_size x --gradient_accumulation_steps = $((reference / world))"
+    else
+        keep="no batch split over $world processes gives $reference: scale --learning_rate by $completions/$reference (linear rule) or use a process count that divides $reference"
+    fi
+    warn "$world training processes x $bs x $ga = $completions completions per optimizer step, not the reference's $reference${steps:+: $steps steps} at a learning rate tuned for $reference; $keep"
+}
+
+# Size of the model in billions of parameters, from its name ("...-3B-..."),
+# or nothing.
+model_billions() { # MODEL
+    if [[ ${1##*/} =~ (^|[-_])([0-9]+(\.[0-9]+)?)[Bb]($|[-_]) ]]; then
+        printf '%s' "${BASH_REMATCH[2]}"
+    fi
+}
+
+# How much disk the checkpoints take: bf16 weights are 2 bytes per parameter;
+# with optimizer states (fp32 master weights and two Adam moments) 16.
+warn_about_checkpoints() { # ARGS...
+    local billions keep only tuner
+    billions=$(model_billions "$(flag_value model "$@")")
+    keep=$(flag_value save_total_limit "$@")
+    only=$(flag_value save_only_model "$@")
+    tuner=$(flag_value tuner_type "$@")
+    [[ -n $billions && $keep =~ ^[0-9]+$ && $tuner == full ]] || return 0
+    if is_true "${only:-false}"; then
+        note "checkpoints: weights only, ~$(awk -v b="$billions" 'BEGIN { printf "%.0f", 2 * b }') GB each, at most $keep kept"
+    else
+        warn "--save_only_model $only: each checkpoint also keeps the optimizer states, ~$(awk -v b="$billions" 'BEGIN { printf "%.0f", 16 * b }') GB for ${billions}B parameters, ~$(awk -v b="$billions" -v k="$keep" 'BEGIN { printf "%.0f", 16 * b * k }') GB for $keep checkpoints"
     fi
 }
 
@@ -261,6 +378,7 @@ warn_about_schedule() { # WORLD_SIZE ARGS...
 prepare_output_dir() { # DIR [RECORD_NAME]
     mkdir -p "$1" || die "cannot create OUTPUT_DIR $1"
     LAUNCH_RECORD=$1/${2:-commands.sh}
+    keep_previous "$LAUNCH_RECORD"
     printf '#!/usr/bin/env bash\n# Started by %s on %s (%s)\n' "$LAUNCH_NAME" "${HOSTNAME:-?}" "$(date)" >"$LAUNCH_RECORD"
 }
 

@@ -12,6 +12,7 @@ LAUNCH_STARTING=0         # a signal now is deferred until the new pid is record
 LAUNCH_PENDING_SIGNAL=""
 LAUNCH_FORCE_STOP=0
 LAUNCH_TRAINER_STATUS=0
+LAUNCH_ON_SUCCESS=""      # command run by finish_with_trainer after a successful run
 
 # --------------------------------------------------------------- processes
 
@@ -58,18 +59,23 @@ live_process_tree() { # "ROOTS" "EXTRA"
         }'
 }
 
-# Starts CMD with ENV in a new session (own process group, no terminal), its
-# output in LOG.  Ctrl-C then reaches only the launcher, which stops the
-# children itself, in order.  Sets LAUNCH_LAST_PID.
+# Starts CMD with ENV (and without LAUNCH_UNSET_ENV) in a new session (own
+# process group, no terminal), its output in LOG; a LOG of an earlier run is
+# kept (keep_previous).  Ctrl-C then reaches only the launcher, which stops
+# the children itself, in order.  Sets LAUNCH_LAST_PID.
 start_in_new_session() { # LOG ENV... -- CMD...
-    local log=$1
+    local log=$1 name
     local -a env_vars=()
     shift
+    for name in "${LAUNCH_UNSET_ENV[@]}"; do
+        env_vars+=(-u "$name")
+    done
     while [[ $1 != -- ]]; do
         env_vars+=("$1")
         shift
     done
     shift
+    keep_previous "$log"
     : >"$log"
     # Traps run between commands: one arriving right after the fork must not
     # exit before the pid is recorded, or the cleanup would miss the child.
@@ -120,12 +126,16 @@ wait_for_health() { # URL TIMEOUT [PID LOG]
 
 # Shows the trainer's log on the terminal, waits for the trainer (and watches
 # the rollout server, if given), reports, and exits with the trainer's status.
+# On success it runs LAUNCH_ON_SUCCESS (a command) first, if set.
 finish_with_trainer() { # LOG TRAINER_PID [ROLLOUT_PID ROLLOUT_LOG]
     local log=$1 trainer=$2
     follow_log "$log" "$trainer"
     wait_for_trainer "$trainer" "${@:3}"
     if ((LAUNCH_TRAINER_STATUS == 0)); then
         note "training finished; outputs in $(dirname "$log")"
+        if [[ -n $LAUNCH_ON_SUCCESS ]]; then
+            $LAUNCH_ON_SUCCESS
+        fi
     else
         note "trainer exited with status $LAUNCH_TRAINER_STATUS; see $log"
     fi

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# gsm8k_1gpu.sh: GRPO on GSM8K with ms-swift 4.x on a single GPU (24-80 GB), LoRA.
+#
+# countdown_1gpu.sh's layout and settings (see its --help: GPU, RESUME, SMOKE,
+# DRY_RUN, ...) with the GSM8K preset of shell/lib/tasks.sh.  LoRA, as the seed
+# document trained GSM8K: r32/alpha64 all-linear, lr 5e-5 (about 10x the public
+# run's full fine-tune 5e-6), beta 0.04, clip epsilon 0.1, 500 steps of 7 prompts
+# x 12 generations (6 x 14 = 84 completions), completions <= 400 tokens; rewards
+# gsm8k_accuracy + reasoning_answer_format; no --system (each row asks for the format).
+#
+# Usage:
+#   shell/gsm8k_1gpu.sh [extra swift rlhf flags...]
+#   DRY_RUN=1 shell/gsm8k_1gpu.sh           print the command, start nothing
+#   SMOKE=1 shell/gsm8k_1gpu.sh             tiny model, 4 steps on 64 GSM8K rows
+#   shell/gsm8k_1gpu.sh --help              this text
+#
+# Environment (default; the rest as in countdown_1gpu.sh):
+#   MODEL           Qwen/Qwen2.5-1.5B-Instruct
+#   DATASET         modelscope/gsm8k (USE_HF=1: openai/gsm8k), or a local .jsonl/.json/.parquet
+#                   with question/answer columns
+#   VAL_DATASET     held out: 1% of the train split (ms-swift registers only GSM8K's train
+#                   split); e.g. a local copy of the test split; none: no eval
+#   OUTPUT_DIR      <repo>/output/gsm8k_1gpu-<YYYYmmdd-HHMMSS>
+#   VLLM_MAX_MODEL_LEN 2048
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=lib/launch.sh
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib/launch.sh"
+handle_help "$@"
+run_colocate_recipe gsm8k "$@"

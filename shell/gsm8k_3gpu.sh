@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# gsm8k_3gpu.sh: GRPO on GSM8K with ms-swift 4.x on one node with 3 GPUs.
+#
+# countdown_3gpu.sh's layout and settings (see its --help: ports, GPUs, RESUME,
+# SMOKE, DRY_RUN, ROLLOUT_ARGS, ...) with the GSM8K preset of shell/lib/tasks.sh:
+# the public "GRPO From Scratch" run (aburkov/theLMbook) in ms-swift flags:
+#   Qwen/Qwen2.5-1.5B-Instruct, full fine-tune (ZeRO-3), 500 steps of 7 prompts x 12
+#   generations (2 GPUs x 6 x 7 = 84 completions), completions <= 400 tokens,
+#   lr 5e-6, beta 0.04, clip epsilon 0.1; rewards gsm8k_accuracy + reasoning_answer_format
+#   (<reasoning>...</reasoning> then <answer>...</answer>, asked for by each row's own
+#   system message: no --system).
+#
+# Usage:
+#   shell/gsm8k_3gpu.sh [extra swift rlhf flags...]
+#   DRY_RUN=1 shell/gsm8k_3gpu.sh           print both commands, start nothing
+#   SMOKE=1 shell/gsm8k_3gpu.sh             tiny model, 4 steps on 64 GSM8K rows
+#   shell/gsm8k_3gpu.sh --help              this text
+#
+# Environment (default; the rest as in countdown_3gpu.sh):
+#   MODEL           Qwen/Qwen2.5-1.5B-Instruct
+#   DATASET         modelscope/gsm8k (USE_HF=1: openai/gsm8k), or a local .jsonl/.json/.parquet
+#                   with question/answer columns
+#   VAL_DATASET     held out: 1% of the train split (ms-swift registers only GSM8K's train
+#                   split); e.g. a local copy of the test split; none: no eval
+#   OUTPUT_DIR      <repo>/output/gsm8k_3gpu-<YYYYmmdd-HHMMSS>
+#   VLLM_MAX_MODEL_LEN 2048
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=lib/launch.sh
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib/launch.sh"
+handle_help "$@"
+run_server_recipe gsm8k "$@"

@@ -1,0 +1,7 @@
+"""Stand-in DeepSpeed for tests/test_launchers.py; FAKE_DEEPSPEED=missing raises what a missing install raises."""
+import os
+
+if os.environ.get('FAKE_DEEPSPEED') == 'missing':
+    raise ModuleNotFoundError("No module named 'deepspeed'", name='deepspeed')
+
+__version__ = '0.18.9'
