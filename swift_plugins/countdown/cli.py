@@ -13,21 +13,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .data import DataError, read_columns, write_jsonl
+from ..core.cli import add_score_command, int_at_least, run_command
+from ..core.errors import DataError
+from ..core.files import atomic_path, write_jsonl, write_text
+from . import scoring
+from .data import read_columns
 
 _JOBS = os.cpu_count() or 1
-
-
-def _int_at_least(minimum: int):
-    """An argparse type: an integer >= ``minimum`` (argparse names it "integer" in its errors)."""
-
-    def integer(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
-        return value
-
-    return integer
 
 
 def _range(text: str) -> tuple[int, int]:
@@ -78,7 +70,7 @@ def _audit(args: argparse.Namespace) -> None:
         print(f"  {count} numbers: {row['rows']} rows, {row['solvable']} solvable")
     print(f"  numbers: {summary['numbers']}\n  targets: {summary['targets']}")
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        write_text(json.dumps(summary, indent=2) + "\n", args.json)
         print(f"wrote the report to {args.json}")
     if args.unsolvable_out:
         bad = [{"row": i, "nums": nums[i], "target": targets[i]} for i in report.unsolvable_rows]
@@ -101,18 +93,8 @@ def _solve(args: argparse.Namespace) -> None:
     print(f"{solution} = {args.target}")
 
 
-def _score(args: argparse.Namespace) -> None:
-    from .scoring import format_report, load_samples, sample_record, score_samples
-
-    samples = load_samples(args.results, think_in_prompt=args.think_in_prompt)
-    report = score_samples(samples)
-    print(format_report(report))
-    out = args.json or args.results[0].with_suffix(".score.json")
-    Path(out).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwrote the report to {out}")
-    if args.per_example:
-        write_jsonl(map(sample_record, samples), args.per_example)
-        print(f"wrote {len(samples)} scored examples to {args.per_example}")
+def _score_samples(args: argparse.Namespace) -> list[scoring.Sample]:
+    return scoring.load_samples(args.results, think_in_prompt=args.think_in_prompt)
 
 
 def _tiny_model(args: argparse.Namespace) -> None:
@@ -124,7 +106,10 @@ def _tiny_model(args: argparse.Namespace) -> None:
 def _plot(args: argparse.Namespace) -> None:
     from .plot import find_log, plot_run, read_steps, run_warnings
 
-    print(f"wrote {plot_run(args.run_dir, args.out)}")
+    out = args.out or find_log(args.run_dir).parent / "curves.png"
+    with atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
+        plot_run(args.run_dir, partial_png)
+    print(f"wrote {out}")
     for warning in run_warnings(read_steps(find_log(args.run_dir))):
         print(f"warning: {warning}", file=sys.stderr)
 
@@ -134,26 +119,26 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows as JSONL")
-    gen.add_argument("--num", type=_int_at_least(0), required=True, help="rows in the main file")
+    gen.add_argument("--num", type=int_at_least(0), required=True, help="rows in the main file")
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--out", type=Path, required=True, help="output .jsonl path")
     gen.add_argument(
         "--test-size",
-        type=_int_at_least(0),
+        type=int_at_least(0),
         default=0,
         help="extra held-out rows, written to OUT with .test before the suffix",
     )
     gen.add_argument("--count", type=_range, default=(3, 4), help="how many numbers per puzzle, A-B (default 3-4)")
     gen.add_argument("--numbers", type=_range, default=(1, 99), help="range of the numbers (default 1-99)")
     gen.add_argument("--targets", type=_range, default=(1, 99), help="range of the targets (default 1-99)")
-    gen.add_argument("--jobs", type=_int_at_least(1), default=_JOBS, help="worker processes (rows do not depend on it)")
+    gen.add_argument("--jobs", type=int_at_least(1), default=_JOBS, help="worker processes (rows do not depend on it)")
     gen.set_defaults(run=_generate)
 
     aud = commands.add_parser("audit", help="solve every row of a jsonl/parquet file of nums/target")
     aud.add_argument("path", type=Path)
     aud.add_argument("--unsolvable-out", type=Path, help="write the unsolvable rows here as JSONL")
     aud.add_argument("--json", type=Path, help="write the report here as JSON")
-    aud.add_argument("--jobs", type=_int_at_least(1), default=_JOBS)
+    aud.add_argument("--jobs", type=int_at_least(1), default=_JOBS)
     aud.set_defaults(run=_audit)
 
     sol = commands.add_parser("solve", help="print one solution, e.g. solve 24 6 2 6")
@@ -161,16 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
     sol.add_argument("numbers", type=int, nargs="+")
     sol.set_defaults(run=_solve)
 
-    score = commands.add_parser("score", help="score swift infer result files with the training rewards")
-    score.add_argument("results", type=Path, nargs="+", help="result .jsonl files; several = several samples")
-    score.add_argument("--json", type=Path, help="report path (default: first RESULTS with .score.json)")
-    score.add_argument("--per-example", type=Path, help="write each scored sample here as JSONL")
+    score = add_score_command(
+        commands, _score_samples, scoring.score_samples, scoring.format_report, scoring.sample_record
+    )
     score.add_argument(
         "--think-in-prompt",
         action="store_true",
         help="the chat template opens <think> in the prompt (for the format rate)",
     )
-    score.set_defaults(run=_score)
 
     plot = commands.add_parser("plot", help="plot a swift run's logging.jsonl (finished or running) into a PNG")
     plot.add_argument("run_dir", type=Path, help="run folder, --output_dir with v*/ folders, or logging.jsonl")
@@ -187,9 +170,4 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        args.run(args)
-    except (DataError, ValueError, OSError) as error:
-        parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
+    run_command(build_parser(), argv)

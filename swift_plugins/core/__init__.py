@@ -1,0 +1,10 @@
+"""What every task shares: errors, files, the task contract, the score report, the command line, tags.
+
+Nothing here imports ms-swift except :mod:`swift_plugins.core.swift_adapter`.
+"""
+
+from .errors import DataError, PluginError
+from .files import atomic_path, read_rows, write_jsonl, write_text
+from .task import Task
+
+__all__ = ["DataError", "PluginError", "Task", "atomic_path", "read_rows", "write_jsonl", "write_text"]
