@@ -10,7 +10,7 @@ The rule, in order:
 2. **Numbers** are ASCII digits, written ``72``, ``-3`` (``-`` or ``−`` glued to the digits and not
    to a word: ``48-24`` is two numbers), ``72.5``, ``.5``, ``72.`` (a full stop after a number ends
    the sentence), ``1,000`` or ``1,234,567.5`` (commas between groups of exactly three digits), or
-   ``3/4`` (two integers: an exact fraction; ``\\frac{3}{4}`` too; LaTeX's ``1{,}000`` and ``1\\,000``
+   ``-$5``, ``3/4`` (two integers: an exact fraction; ``\\frac{3}{4}`` too; LaTeX's ``1{,}000`` and ``1\\,000``
    are ``1,000``; thousands split by a plain space are two numbers). Letters glued to the end are a unit
    (``72kg``, ``5th``, ``72元``); digits glued to a letter on their left belong to a word (``x2``,
    ``H2O``, ``Q3``) and are no number. Everything else around numbers is ignored: ``$72``, ``72%``,
@@ -71,10 +71,10 @@ class Verdict(str, enum.Enum):
     BAD_ROW = "bad row"  # the reference cannot be read
 
 
-# A candidate number: digits (or a point and digits), with a glued minus sign, and whatever word
+# A candidate number: digits (or a point and digits), with a glued minus sign (``-$5`` too), and whatever word
 # characters, points, commas and slashes follow. Nothing glued on its left: no word character
 # (``x2``), point, comma or slash. One character class repeated once: linear, no backtracking.
-_CANDIDATE = re.compile(r"(?<![\w.,/])([-\u2212]?)(\.?\d[\w.,/]*)")
+_CANDIDATE = re.compile(r"(?<![\w.,/])([-\u2212]?)\$?(\.?\d[\w.,/]*)")
 # What a candidate must be, after trailing full stops and commas are dropped: a number, then
 # letters only (a unit).
 _NUMBER = re.compile(r"([0-9]+)/([0-9]+)|[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?|\.[0-9]+")
@@ -83,12 +83,13 @@ _HEDGE = re.compile(
     r"|between|either|least|most)\b|[~≈±]",
     re.IGNORECASE,
 )
-_LATEX_FRACTION = re.compile(r"\\[dt]?frac\{\s*([^{}]*?)\s*\}\{\s*([^{}]*?)\s*\}")
+_LATEX_FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
 
 
 def _plain(latex: str) -> str:
     """LaTeX numbers as plain text: ``\\frac{3}{4}`` is ``3/4``, ``1{,}000`` and ``1\\,000`` are ``1,000``/``1000``."""
-    return _LATEX_FRACTION.sub(r"\1/\2", latex).replace("{,}", ",").replace("\\,", "")
+    plain = _LATEX_FRACTION.sub(lambda match: f"{match[1].strip()}/{match[2].strip()}", latex)
+    return plain.replace("{,}", ",").replace("\\,", "")
 
 
 def _number(sign: str, body: str) -> int | Fraction | None:
