@@ -80,8 +80,7 @@ _CANDIDATE = re.compile(r"(?<![\w.,/])([-\u2212]?)\$?(\.?\d[\w.,/]*)")
 _NUMBER = re.compile(r"([0-9]+)/([0-9]+)|[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?|\.[0-9]+")
 _HEDGE = re.compile(
     r"\b(?:or|about|around|approx(?:imately)?|roughly|nearly|almost|maybe|perhaps|probably|possibly"
-    r"|between|either|least|most)\b|[~≈±]",
-    re.IGNORECASE,
+    r"|between|either|least|most)\b|[~≈±]"  # searched in the lower-cased answer: faster than IGNORECASE
 )
 _LATEX_FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
 
@@ -95,6 +94,8 @@ def _plain(latex: str) -> str:
 def _number(sign: str, body: str) -> int | Fraction | None:
     """The value of one candidate number, or None if it is malformed."""
     body = body.rstrip(".,")
+    if body.isdigit() and body.isascii():  # most numbers: no need for the full grammar
+        return -int(body) if sign else int(body)
     match = _NUMBER.match(body)
     if match is None or not (match.end() == len(body) or body[match.end() :].isalpha()):
         return None
@@ -104,8 +105,9 @@ def _number(sign: str, body: str) -> int | Fraction | None:
             return None
         value: int | Fraction = Fraction(int(match.group(1)), denominator)
     else:
-        digits = match.group().replace(",", "")
-        value = int(digits) if "." not in digits else Fraction(digits)
+        whole, _, decimals = match.group().replace(",", "").partition(".")
+        decimals = decimals.rstrip("0")
+        value = Fraction(int(whole + decimals), 10 ** len(decimals)) if decimals else int(whole or "0")
     return -value if sign else value
 
 
@@ -138,7 +140,7 @@ def answer_value(answer: str) -> Fraction | Verdict:
         return Fraction(int(answer))
     if "\\" in answer or "{" in answer:
         answer = _plain(answer)
-    if _HEDGE.search(answer):
+    if _HEDGE.search(answer.lower()):
         return Verdict.AMBIGUOUS
     *working, final = answer.split("=")
     values = _values(final)
@@ -155,7 +157,7 @@ def answer_value(answer: str) -> Fraction | Verdict:
             return Verdict.MALFORMED
         if len(stated) == 1 and stated[0] != value:
             return Verdict.AMBIGUOUS
-    return Fraction(value)
+    return value if isinstance(value, Fraction) else Fraction(value)
 
 
 def final_number(text: str | None) -> Fraction | None:
