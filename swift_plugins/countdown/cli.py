@@ -19,6 +19,8 @@ from ..core.files import atomic_path, write_jsonl, write_text
 from . import scoring
 from .data import read_columns
 
+__all__ = ["build_parser", "holdout_path", "main"]
+
 _JOBS = os.cpu_count() or 1
 
 
