@@ -19,6 +19,7 @@ from swift_plugins.core.files import read_rows
 from swift_plugins.countdown.plot import read_steps
 from swift_plugins.gsm8k.data import GSM8K
 from swift_plugins.gsm8k.rewards import gsm8k_accuracy_reward, reasoning_answer_format_reward
+from swift_plugins.gsm8k.scoring import load_samples, score_samples
 
 pytestmark = pytest.mark.e2e
 FIXTURES = Path("tests") / "fixtures" / "gsm8k"
@@ -97,3 +98,39 @@ def test_logged_completions_rescore_against_their_rows(repo, grpo_run):
         assert tables[0]["ReasoningAnswerFormat"][i] == reasoning_answer_format_reward([completion])[0]
         scored += 1
     assert scored == 4
+
+
+@pytest.fixture(scope="module")
+def infer_results(repo, tiny_model, tmp_path_factory):
+    """`swift infer` of the tiny model on the GSM8K test fixture, as the README's evaluation recipe runs it."""
+    out = tmp_path_factory.mktemp("gsm8k_infer") / "results.jsonl"
+    command = [
+        os.path.join(os.path.dirname(sys.executable), "swift"),
+        "infer",
+        "--model", str(tiny_model),
+        "--model_type", "qwen2",
+        "--template", "qwen2_5",
+        "--torch_dtype", "float32",
+        "--external_plugins", str(repo / "swift_plugins" / "plugin.py"),
+        "--val_dataset", str(FIXTURES / "test.jsonl"),
+        "--infer_backend", "transformers",
+        "--max_new_tokens", "16",
+        "--result_path", str(out),
+    ]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "MODELSCOPE_OFFLINE": "1"}
+    result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+def test_real_infer_results_carry_the_reference_and_score(repo, infer_results, tmp_path):
+    rows = [json.loads(line) for line in infer_results.read_text().splitlines()]
+    references = {row["question"]: row["answer"] for _, row in read_rows(repo / FIXTURES / "test.jsonl")}
+    assert [row["labels"] for row in rows] == [references[row["messages"][1]["content"]] for row in rows]
+    assert score_samples(load_samples([infer_results]))["accuracy"] == 0.0  # a random model
+    (pages,) = [row for row in rows if row["labels"].endswith("#### 168")]
+    pages["response"] = "<reasoning>\n12 * 14 = 168\n</reasoning>\n<answer>\n168\n</answer>\n#### 168"
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = score_samples(load_samples([edited]))
+    assert report["accuracy"] == report["lm_eval_strict_match"] == round(1 / len(rows), 4)
