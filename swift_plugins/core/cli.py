@@ -16,7 +16,7 @@ from typing import Any
 from .errors import PluginError
 from .files import write_jsonl, write_text
 
-__all__ = ["add_score_command", "int_at_least", "run_command"]
+__all__ = ["add_score_command", "int_at_least", "run_command", "run_parsed"]
 
 INTERRUPTED = 130  # 128 + SIGINT
 
@@ -38,8 +38,12 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
 
 
 def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> None:
-    """Parse ``argv`` and run the chosen command (its ``run`` default) with one-line errors."""
-    args = parser.parse_args(argv)
+    """Parse ``argv`` and run the chosen command with one-line errors (see :func:`run_parsed`)."""
+    run_parsed(parser, parser.parse_args(argv))
+
+
+def run_parsed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Run ``args.run(args)``: a :class:`PluginError`, ValueError or OSError exits 2, Ctrl-C 130; one line each."""
     try:
         args.run(args)
     except KeyboardInterrupt:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..core.cli import add_score_command, int_at_least, run_command
+from ..core.cli import add_score_command, run_command
+from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
 from ..core.files import atomic_path, write_jsonl, write_text
 from . import scoring
@@ -121,26 +122,26 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows as JSONL")
-    gen.add_argument("--num", type=int_at_least(0), required=True, help="rows in the main file")
+    gen.add_argument("--num", type=_int_at_least(0), required=True, help="rows in the main file")
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--out", type=Path, required=True, help="output .jsonl path")
     gen.add_argument(
         "--test-size",
-        type=int_at_least(0),
+        type=_int_at_least(0),
         default=0,
         help="extra held-out rows, written to OUT with .test before the suffix",
     )
     gen.add_argument("--count", type=_range, default=(3, 4), help="how many numbers per puzzle, A-B (default 3-4)")
     gen.add_argument("--numbers", type=_range, default=(1, 99), help="range of the numbers (default 1-99)")
     gen.add_argument("--targets", type=_range, default=(1, 99), help="range of the targets (default 1-99)")
-    gen.add_argument("--jobs", type=int_at_least(1), default=_JOBS, help="worker processes (rows do not depend on it)")
+    gen.add_argument("--jobs", type=_int_at_least(1), default=_JOBS, help="worker processes (rows do not depend on it)")
     gen.set_defaults(run=_generate)
 
     aud = commands.add_parser("audit", help="solve every row of a jsonl/parquet file of nums/target")
     aud.add_argument("path", type=Path)
     aud.add_argument("--unsolvable-out", type=Path, help="write the unsolvable rows here as JSONL")
     aud.add_argument("--json", type=Path, help="write the report here as JSON")
-    aud.add_argument("--jobs", type=int_at_least(1), default=_JOBS)
+    aud.add_argument("--jobs", type=_int_at_least(1), default=_JOBS)
     aud.set_defaults(run=_audit)
 
     sol = commands.add_parser("solve", help="print one solution, e.g. solve 24 6 2 6")
