@@ -71,5 +71,6 @@ class Task:
 
     def holds_data(self, columns: Iterable[str]) -> bool:
         """Whether a file with these columns is meant for this task: all its columns, or any if ``claims_partial``."""
-        found = [column in set(columns) for column in self.columns]
+        present = set(columns)
+        found = [column in present for column in self.columns]
         return any(found) if self.claims_partial else all(found)
