@@ -1,12 +1,18 @@
 """The command line, run as users run it: python -m swift_plugins.countdown ..."""
 
+import argparse
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from swift_plugins.core.cli import run_command
 
 
 def run(*args, check=True):
@@ -90,3 +96,41 @@ def test_audit_names_the_bad_line(tmp_path):
     result = run("audit", path, check=False)
     assert result.returncode == 2
     assert "bad.jsonl:2: not valid JSON" in result.stderr
+
+
+def test_ctrl_c_during_generate_prints_one_line_exits_130_and_writes_nothing(tmp_path):
+    out = tmp_path / "train.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "swift_plugins.countdown", "generate", "--num", "5000000", "--out", out, "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    seen = ""
+    while not re.search(r"[0-9]rows/s", seen):  # the progress bar's first rate: workers are busy generating
+        char = process.stderr.read(1)
+        assert char, f"generate ended before it could be interrupted: {seen}"
+        seen += char
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    stderr = seen + process.stderr.read()  # to the end: the process has exited
+    process.wait(timeout=120)
+    assert process.returncode == 130
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    assert stderr.count("interrupted") == 1
+    assert stderr.rstrip().splitlines()[-1] == "python -m swift_plugins.countdown generate: interrupted"
+    assert not out.exists() and os.listdir(tmp_path) == []
+
+
+def test_every_command_reports_ctrl_c_in_one_line(capsys):
+    parser = argparse.ArgumentParser(prog="tool")
+    command = parser.add_subparsers(dest="command", required=True).add_parser("slow")
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    command.set_defaults(run=interrupted)
+    with pytest.raises(SystemExit) as exit_status:
+        run_command(parser, ["slow"])
+    assert exit_status.value.code == 130
+    assert capsys.readouterr().err == "tool slow: interrupted\n"

@@ -85,7 +85,7 @@ def results(tmp_path_factory, tiny_model, repo):
 def test_real_results_are_scored_from_their_prompts(results):
     paths, puzzles = results
     samples = load_samples(paths)
-    assert sorted({s.puzzle for s in samples}) == sorted((tuple(sorted(p["nums"])), p["target"]) for p in puzzles)
+    assert sorted({s.key for s in samples}) == sorted((tuple(sorted(p["nums"])), p["target"]) for p in puzzles)
     report = score_samples(samples)
     assert report["samples"] == 2 * PUZZLES and report["puzzles"] == PUZZLES and report["samples_per_puzzle"] == 2
     assert report["accuracy"] == 0.0  # a random model

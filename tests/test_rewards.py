@@ -1,6 +1,5 @@
 """The Countdown rewards on real completions: every accepted form, every known hack, and properties."""
 
-import time
 from fractions import Fraction
 
 import pytest
@@ -11,7 +10,6 @@ from swift_plugins.countdown.rewards import (
     Verdict,
     countdown_accuracy_reward,
     countdown_shaped_reward,
-    extract_answer,
     is_well_formatted,
     judge,
     think_answer_format_reward,
@@ -119,12 +117,6 @@ def test_shaped_reward_gives_partial_credit_only_for_legal_equations_over_the_ri
     assert countdown_shaped_reward(completions, nums=[[6, 2, 6]] * 5, target=[24] * 5) == [1.0, 0.1, 0.0, 0.0, 0.0]
 
 
-def test_extract_answer_takes_the_last_complete_block():
-    assert extract_answer("<answer>1</answer><answer>2</answer><answer>3") == "2"
-    assert extract_answer("<answer> a </answer>") == "a"
-    assert extract_answer("</answer><answer>") is None
-
-
 FORMAT_CASES = [
     ("<think>x</think><answer>y</answer>", False, True),
     ("\n <think>\nx\n</think>\n\n<answer>\ny\n</answer>\n", False, True),  # trailing newline is fine
@@ -164,12 +156,9 @@ ADVERSARIAL = {
 
 
 @pytest.mark.parametrize("completion", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
-def test_adversarial_completions_are_scored_fast(completion):
-    start = time.perf_counter()
-    reward = countdown_accuracy_reward([completion], nums=[[6, 2, 6]], target=[24])
-    elapsed = time.perf_counter() - start
-    assert reward in ([0.0], [1.0])
-    assert elapsed < 0.05, f"{elapsed * 1000:.1f} ms"
+def test_adversarial_completions_are_scored_without_raising(completion):
+    # Their timings are benchmarks/bench_rewards.py's worst-case table, not a unit test's business.
+    assert countdown_accuracy_reward([completion], nums=[[6, 2, 6]], target=[24]) in ([0.0], [1.0])
 
 
 def test_nested_parentheses_within_the_length_limit_are_parsed_not_rejected():

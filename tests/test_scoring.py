@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
+from swift_plugins.core.scoring import pass_at_k
 from swift_plugins.countdown.data import DataError
-from swift_plugins.countdown.scoring import load_samples, pass_at_k, score_samples
+from swift_plugins.countdown.scoring import load_samples, score_samples
 
 GOOD = "<think>ok</think>\n<answer>(6 - 2) * 6 = 24</answer>\n"
 

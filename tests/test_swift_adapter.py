@@ -13,7 +13,7 @@ from swift.utils import import_external_file
 
 from swift_plugins.countdown.data import HUB_IDS, DataError
 from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_answer_format_reward
-from swift_plugins.countdown.swift_adapter import CountdownPreprocessor, register_countdown_files
+from swift_plugins.countdown.swift_adapter import CountdownTaskPreprocessor, register_files
 
 from .test_rewards import ACCEPTED, FORMAT_CASES, REJECTED
 
@@ -60,11 +60,11 @@ def test_registered_format_rewards_match_the_pure_function(plugin):
 def test_hub_ids_use_the_countdown_preprocessor(plugin, use_hf):
     hub_id = HUB_IDS[use_hf]
     meta = DatasetSyntax.parse(f"{hub_id}#50000").get_dataset_meta(use_hf)
-    assert isinstance(meta.preprocess_func, CountdownPreprocessor)
+    assert isinstance(meta.preprocess_func, CountdownTaskPreprocessor)
 
 
 def _load(path):
-    register_countdown_files([str(path)])
+    register_files([str(path)])
     dataset, _ = load_dataset([f"{path}#8"], remove_unused_columns=False, load_from_cache_file=False)
     return dataset
 
@@ -102,7 +102,7 @@ def test_relative_path_loads_as_given_on_the_command_line(plugin, countdown_json
 
 def test_missing_file_fails_clearly(plugin, tmp_path):
     with pytest.raises(DataError, match="no such file"):
-        register_countdown_files([str(tmp_path / "missing.jsonl")])
+        register_files([str(tmp_path / "missing.jsonl")])
 
 
 def test_malformed_row_fails_naming_the_row(plugin, tmp_path):

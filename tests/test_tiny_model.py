@@ -1,7 +1,5 @@
 """The tiny random Qwen2.5-shaped model of the CPU demo and the e2e tests."""
 
-import time
-
 from swift_plugins.countdown.tiny_model import build_tiny_model
 
 
@@ -28,10 +26,8 @@ def test_tiny_model_loads_renders_the_chat_template_and_runs_forward(tiny_model)
 
 def test_tiny_model_build_is_idempotent_and_deterministic(tiny_model, tmp_path):
     files = {path.name: path.stat().st_mtime_ns for path in tiny_model.iterdir()}
-    started = time.monotonic()
     assert build_tiny_model(tiny_model) == tiny_model
-    assert time.monotonic() - started < 0.5  # nothing rebuilt
-    assert {path.name: path.stat().st_mtime_ns for path in tiny_model.iterdir()} == files
+    assert {path.name: path.stat().st_mtime_ns for path in tiny_model.iterdir()} == files  # nothing rebuilt
     again = build_tiny_model(tmp_path / "again")
     assert (again / "model.safetensors").read_bytes() == (tiny_model / "model.safetensors").read_bytes()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind

@@ -14,6 +14,7 @@ from math import prod
 
 import numpy as np
 
+from .data import puzzle_key
 from .parallel import ordered_map
 from .solver import is_supported, solve_batch
 
@@ -77,7 +78,7 @@ def audit(
     seen: set[tuple[tuple[int, ...], int]] = set()
     groups: dict[int, list[int]] = {}
     for index, (row, target) in enumerate(zip(nums, targets, strict=True)):
-        key = (tuple(sorted(row)), target)
+        key = puzzle_key(row, target)
         report.duplicates += key in seen
         seen.add(key)
         report.trivial += target in (sum(row), prod(row))

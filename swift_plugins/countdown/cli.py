@@ -13,23 +13,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .data import DataError, read_columns, write_jsonl
-from .evaluate import EvaluationError
-from .smol_model import SmolModelError
+from ..core.cli import add_score_command, run_parsed
+from ..core.cli import int_at_least as _int_at_least
+from ..core.errors import DataError
+from ..core.files import atomic_path, write_jsonl, write_text
+from . import scoring
+from .data import read_columns
+
+__all__ = ["build_parser", "holdout_path", "main"]
 
 _JOBS = os.cpu_count() or 1
-
-
-def _int_at_least(minimum: int):
-    """An argparse type: an integer >= ``minimum`` (argparse names it "integer" in its errors)."""
-
-    def integer(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
-        return value
-
-    return integer
 
 
 def _range(text: str) -> tuple[int, int]:
@@ -80,7 +73,7 @@ def _audit(args: argparse.Namespace) -> None:
         print(f"  {count} numbers: {row['rows']} rows, {row['solvable']} solvable")
     print(f"  numbers: {summary['numbers']}\n  targets: {summary['targets']}")
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        write_text(json.dumps(summary, indent=2) + "\n", args.json)
         print(f"wrote the report to {args.json}")
     if args.unsolvable_out:
         bad = [{"row": i, "nums": nums[i], "target": targets[i]} for i in report.unsolvable_rows]
@@ -103,18 +96,8 @@ def _solve(args: argparse.Namespace) -> None:
     print(f"{solution} = {args.target}")
 
 
-def _score(args: argparse.Namespace) -> None:
-    from .scoring import format_report, load_samples, sample_record, score_samples
-
-    samples = load_samples(args.results, think_in_prompt=args.think_in_prompt)
-    report = score_samples(samples)
-    print(format_report(report))
-    out = args.json or args.results[0].with_suffix(".score.json")
-    Path(out).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwrote the report to {out}")
-    if args.per_example:
-        write_jsonl(map(sample_record, samples), args.per_example)
-        print(f"wrote {len(samples)} scored examples to {args.per_example}")
+def _score_samples(args: argparse.Namespace) -> list[scoring.Sample]:
+    return scoring.load_samples(args.results, think_in_prompt=args.think_in_prompt)
 
 
 def _tiny_model(args: argparse.Namespace) -> None:
@@ -183,7 +166,10 @@ def _compare(args: argparse.Namespace) -> None:
 def _plot(args: argparse.Namespace) -> None:
     from .plot import find_log, plot_run, read_steps, run_warnings
 
-    print(f"wrote {plot_run(args.run_dir, args.out)}")
+    out = args.out or find_log(args.run_dir).parent / "curves.png"
+    with atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
+        plot_run(args.run_dir, partial_png)
+    print(f"wrote {out}")
     for warning in run_warnings(read_steps(find_log(args.run_dir))):
         print(f"warning: {warning}", file=sys.stderr)
 
@@ -220,16 +206,14 @@ def build_parser() -> argparse.ArgumentParser:
     sol.add_argument("numbers", type=int, nargs="+")
     sol.set_defaults(run=_solve)
 
-    score = commands.add_parser("score", help="score swift infer result files with the training rewards")
-    score.add_argument("results", type=Path, nargs="+", help="result .jsonl files; several = several samples")
-    score.add_argument("--json", type=Path, help="report path (default: first RESULTS with .score.json)")
-    score.add_argument("--per-example", type=Path, help="write each scored sample here as JSONL")
+    score = add_score_command(
+        commands, _score_samples, scoring.score_samples, scoring.format_report, scoring.sample_record
+    )
     score.add_argument(
         "--think-in-prompt",
         action="store_true",
         help="the chat template opens <think> in the prompt (for the format rate)",
     )
-    score.set_defaults(run=_score)
 
     plot = commands.add_parser("plot", help="plot a swift run's logging.jsonl (finished or running) into a PNG")
     plot.add_argument("run_dir", type=Path, help="run folder, --output_dir with v*/ folders, or logging.jsonl")
@@ -276,13 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
-    argv = sys.argv[1:] if argv is None else argv
+    argv = sys.argv[1:] if argv is None else list(argv)
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
-    args.swift_args = argv[split + 1 :]
+    args.swift_args = argv[split + 1 :]  # evaluate passes them to swift infer
     if args.swift_args and args.command != "evaluate":
         parser.error(f"{args.command} takes no arguments after --")
-    try:
-        args.run(args)
-    except (DataError, ValueError, OSError, EvaluationError, SmolModelError) as error:
-        parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
+    run_parsed(parser, args)

@@ -24,9 +24,11 @@ from typing import Any
 
 from scipy.stats import binomtest
 
-from .data import DataError, read_rows
+from ..core.errors import DataError
+from ..core.files import read_rows, write_text
+from .data import puzzle_key
 
-__all__ = ["compare", "format_markdown", "paired_difference", "wilson"]
+__all__ = ["compare", "format_markdown", "paired_difference", "wilson", "write_comparison"]
 
 CONFIDENCE = 0.95
 
@@ -72,7 +74,7 @@ def _outcomes(folder: Path) -> dict[tuple, tuple[bool, bool]]:
         raise DataError(f"{folder}: no examples.jsonl (is this an evaluate output folder?)")
     outcomes = {}
     for where, row in read_rows(path):
-        puzzle = (tuple(sorted(row["nums"])), row["target"])
+        puzzle = puzzle_key(row["nums"], row["target"])
         if puzzle in outcomes:
             raise DataError(f"{where}: puzzle {puzzle} answered twice; compare takes one greedy answer per puzzle")
         outcomes[puzzle] = (row["verdict"] == "correct", bool(row["formatted"]))
@@ -141,10 +143,8 @@ def format_markdown(table: dict[str, Any]) -> str:
 
 
 def write_comparison(table: dict[str, Any], stem: Path) -> tuple[Path, Path]:
-    """Write ``stem.json`` and ``stem.md`` (each under a temporary name first); return both paths."""
-    paths = stem.with_suffix(".json"), stem.with_suffix(".md")
-    for path, text in zip(paths, (json.dumps(table, indent=2) + "\n", format_markdown(table)), strict=True):
-        temporary = path.with_name(f".{path.name}.tmp")
-        temporary.write_text(text)
-        temporary.replace(path)
-    return paths
+    """Write ``stem.json`` and ``stem.md`` (each complete or not at all); return both paths."""
+    return (
+        write_text(json.dumps(table, indent=2) + "\n", stem.with_suffix(".json")),
+        write_text(format_markdown(table), stem.with_suffix(".md")),
+    )

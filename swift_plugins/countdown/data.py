@@ -1,47 +1,71 @@
-"""Countdown rows on disk: the prompt, reading and writing jsonl/parquet files, row validation.
+"""Countdown rows: the prompt and reading it back, the puzzle key, row validation, the task's contract.
 
 A row is ``{"nums": [int, ...], "target": int}`` plus optional columns (``solution``).
 
->>> prompt_for([6, 2, 6], 24).splitlines()[0]
+>>> prompt = prompt_for([6, 2, 6], 24)
+>>> prompt.splitlines()[0]
 'Using the numbers [6, 2, 6], create an equation that equals 24.'
+>>> puzzle_from_prompt(prompt)
+([6, 2, 6], 24)
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import DataError
+from ..core.files import FORMATS, read_rows, write_jsonl
+from ..core.task import Task
+
 __all__ = [
+    "COUNTDOWN",
+    "FORMATS",
     "HUB_IDS",
     "DataError",
     "check_columns",
     "check_row",
-    "check_rows",
-    "has_countdown_columns",
     "prompt_for",
+    "puzzle_from_prompt",
+    "puzzle_key",
     "read_columns",
     "read_rows",
     "write_jsonl",
 ]
 
 HUB_IDS = ("zouxuhong/Countdown-Tasks-3to4", "Jiayi-Pan/Countdown-Tasks-3to4")  # (ModelScope, Hugging Face)
-FORMATS = (".jsonl", ".json", ".parquet")
-
-
-class DataError(ValueError):
-    """A data file or row that cannot be used; the message names the file and the row."""
 
 
 def prompt_for(nums: list[int], target: int) -> str:
-    """The user prompt of the ms-swift Countdown recipe."""
+    """The user prompt of the ms-swift Countdown recipe; :func:`puzzle_from_prompt` reads it back."""
     return (
         f"Using the numbers {nums}, create an equation that equals {target}.\n"
         "You can use basic arithmetic operations (+, -, *, /) and each number can only be used once.\n"
         "Show your work in <think> </think> tags. And return the final equation and answer in "
         "<answer> </answer> tags, for example <answer> (1 + 2) / 3 * 4 = 4 </answer>."
     )
+
+
+_PROMPT = re.compile(r"Using the numbers \[([0-9,\s-]*)\], create an equation that equals (-?[0-9]+)")
+
+
+def puzzle_from_prompt(text: str) -> tuple[list[int], int] | None:
+    """The ``(nums, target)`` a :func:`prompt_for` text states, or None if ``text`` holds no such prompt."""
+    match = _PROMPT.search(text)
+    if match is None:
+        return None
+    return [int(n) for n in match[1].split(",") if n.strip()], int(match[2])
+
+
+def puzzle_key(nums: Iterable[int], target: int) -> tuple[tuple[int, ...], int]:
+    """What makes two puzzles the same: the multiset of numbers and the target.
+
+    >>> puzzle_key([6, 2, 6], 24) == puzzle_key([2, 6, 6], 24)
+    True
+    """
+    return tuple(sorted(nums)), target
 
 
 def _is_int(value: Any) -> bool:
@@ -54,7 +78,7 @@ def check_row(nums: Any, target: Any, where: str) -> tuple[list[int], int]:
     >>> check_row([1, 2], "3", "row 0")
     Traceback (most recent call last):
     ...
-    swift_plugins.countdown.data.DataError: row 0: target must be an integer, got '3'
+    swift_plugins.core.errors.DataError: row 0: target must be an integer, got '3'
     """
     if not isinstance(nums, (list, tuple)) or not nums or not all(_is_int(n) for n in nums):
         raise DataError(f"{where}: nums must be a non-empty list of integers, got {nums!r}")
@@ -63,74 +87,28 @@ def check_row(nums: Any, target: Any, where: str) -> tuple[list[int], int]:
     return list(nums), target
 
 
+def _check_task_row(row: dict[str, Any], where: str) -> dict[str, Any]:
+    nums, target = check_row(row["nums"], row["target"], where)
+    return {"nums": nums, "target": target}
+
+
+def _messages(row: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"role": "user", "content": prompt_for(row["nums"], row["target"])}]
+
+
+COUNTDOWN = Task(
+    name="Countdown",
+    columns=("nums", "target"),
+    check_row=_check_task_row,
+    messages=_messages,
+    hub_ids=HUB_IDS,
+    tags=("math", "countdown"),
+)
+
+
 def check_columns(columns: Iterable[str], source: str) -> None:
     """:class:`DataError` unless ``columns`` include ``nums`` and ``target``."""
-    missing = {"nums", "target"} - set(columns)
-    if missing:
-        raise DataError(
-            f"{source}: Countdown data needs columns 'nums' and 'target'; missing {sorted(missing)} "
-            f"(found {sorted(columns)})"
-        )
-
-
-def check_rows(nums: Iterable[Any], targets: Iterable[Any], source: str) -> None:
-    """Check each row of a table's ``nums`` and ``target`` columns, naming the first bad one."""
-    for index, (row_nums, target) in enumerate(zip(nums, targets, strict=True)):
-        check_row(row_nums, target, f"{source}: row {index}")
-
-
-def has_countdown_columns(path: str | Path) -> bool:
-    """Whether a data file's schema or first row has a ``nums`` or a ``target`` column."""
-    path = Path(path)
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        names = pq.read_schema(path).names
-    else:
-        try:
-            _, names = next(read_rows(path), ("", {}))
-        except DataError:
-            return False
-    return bool({"nums", "target"} & set(names))
-
-
-def _check_path(path: Path) -> None:
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    if path.suffix not in FORMATS:
-        raise DataError(f"{path}: expected a {', '.join(FORMATS)} file")
-
-
-def read_rows(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``(location, row)`` for each row of a jsonl/json/parquet file.
-
-    ``location`` is ``path:line`` for JSON lines and ``path: row N`` (from 0) otherwise; a line that
-    is not a JSON object raises :class:`DataError` naming it.
-    """
-    path = Path(path)
-    _check_path(path)
-    if path.suffix in (".parquet", ".json"):
-        if path.suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            rows = pq.read_table(path).to_pylist()
-        else:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-                raise DataError(f"{path}: a .json file must hold a list of row objects")
-        yield from ((f"{path}: row {index}", row) for index, row in enumerate(rows))
-        return
-    with path.open(encoding="utf-8") as file:
-        for number, line in enumerate(file, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DataError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{number}: a row must be a JSON object")
-            yield f"{path}:{number}", row
+    COUNTDOWN.check_columns(columns, source)
 
 
 def read_columns(path: str | Path) -> tuple[list[list[int]], list[int]]:
@@ -142,15 +120,3 @@ def read_columns(path: str | Path) -> tuple[list[list[int]], list[int]]:
         nums.append(row_nums)
         targets.append(target)
     return nums, targets
-
-
-def write_jsonl(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
-    """Write rows as JSON lines, creating parent folders; return the count written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with path.open("w", encoding="utf-8") as file:
-        for row in rows:
-            file.write(json.dumps(row) + "\n")
-            count += 1
-    return count

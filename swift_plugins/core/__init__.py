@@ -1,0 +1,24 @@
+"""What every task shares: errors, files, the task contract, the score report, the command line, tags.
+
+Nothing here imports ms-swift except :mod:`swift_plugins.core.swift_adapter`.
+"""
+
+from .errors import DataError, PluginError
+from .files import atomic_path, read_rows, write_jsonl, write_text
+from .tags import answer_tag_reward, answer_tag_strict_reward, completion_text, is_two_block, last_answer
+from .task import Task
+
+__all__ = [
+    "DataError",
+    "PluginError",
+    "Task",
+    "answer_tag_reward",
+    "answer_tag_strict_reward",
+    "atomic_path",
+    "completion_text",
+    "is_two_block",
+    "last_answer",
+    "read_rows",
+    "write_jsonl",
+    "write_text",
+]

@@ -1,0 +1,80 @@
+"""What every task's command line shares: running a command, its errors, Ctrl-C, the ``score`` command.
+
+A command's expected failures (bad data, bad values, files) print one line and exit 2; Ctrl-C
+prints one line and exits 130, as a shell reports an interrupted program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import PluginError
+from .files import write_jsonl, write_text
+
+__all__ = ["add_score_command", "int_at_least", "run_command", "run_parsed"]
+
+INTERRUPTED = 130  # 128 + SIGINT
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum`` (argparse names it "integer" in its errors).
+
+    >>> int_at_least(1)("3")
+    3
+    """
+
+    def integer(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    return integer
+
+
+def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> None:
+    """Parse ``argv`` and run the chosen command with one-line errors (see :func:`run_parsed`)."""
+    run_parsed(parser, parser.parse_args(argv))
+
+
+def run_parsed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Run ``args.run(args)``: a :class:`PluginError`, ValueError or OSError exits 2, Ctrl-C 130; one line each."""
+    try:
+        args.run(args)
+    except KeyboardInterrupt:
+        print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
+        sys.exit(INTERRUPTED)
+    except (PluginError, ValueError, OSError) as error:
+        parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
+
+
+def add_score_command(
+    commands: argparse._SubParsersAction,
+    load: Callable[[argparse.Namespace], list[Any]],
+    score: Callable[[list[Any]], dict[str, Any]],
+    format_report: Callable[[dict[str, Any]], str],
+    record: Callable[[Any], dict[str, Any]],
+) -> argparse.ArgumentParser:
+    """Add ``score RESULTS... [--json] [--per-example]``: ``load(args)`` gives the samples."""
+
+    def run(args: argparse.Namespace) -> None:
+        samples = load(args)
+        report = score(samples)
+        print(format_report(report))
+        out = write_text(json.dumps(report, indent=2) + "\n", args.json or args.results[0].with_suffix(".score.json"))
+        print(f"\nwrote the report to {out}")
+        if args.per_example:
+            write_jsonl(map(record, samples), args.per_example)
+            print(f"wrote {len(samples)} scored examples to {args.per_example}")
+
+    command = commands.add_parser("score", help="score swift infer result files with the training rewards")
+    command.add_argument("results", type=Path, nargs="+", help="result .jsonl files; several = several samples")
+    command.add_argument("--json", type=Path, help="report path (default: first RESULTS with .score.json)")
+    command.add_argument("--per-example", type=Path, help="write each scored sample here as JSONL")
+    command.set_defaults(run=run)
+    return command

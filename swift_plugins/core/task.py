@@ -1,0 +1,76 @@
+"""What a task is to the shared layer: its columns, its hub ids, and how a raw row becomes a prompt.
+
+A task is a :class:`Task` value (pure: no ms-swift import); the swift adapter of
+:mod:`swift_plugins.core.swift_adapter` turns it into a registered preprocessor.
+
+>>> echo = Task(
+...     name="echo",
+...     columns=("text",),
+...     check_row=lambda row, where: {"text": str(row["text"])},
+...     messages=lambda row: [{"role": "user", "content": row["text"]}],
+... )
+>>> echo.prepare({"text": "hi", "id": 3}, "rows.jsonl:1")
+{'text': 'hi', 'id': 3, 'messages': [{'role': 'user', 'content': 'hi'}]}
+>>> echo.check_columns(["id"], "rows.jsonl")
+Traceback (most recent call last):
+...
+swift_plugins.core.errors.DataError: rows.jsonl: echo data needs columns 'text'; missing ['text'] (found ['id'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import DataError
+
+__all__ = ["Task"]
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task's data contract.
+
+    ``check_row(row, where)`` returns the row's task columns normalised (raising :class:`DataError`
+    that names ``where`` when the row is malformed); ``messages(checked)`` builds the chat prompt
+    from them. ``hub_ids`` are ``(ModelScope id, Hugging Face id)``; ``subset`` the hub config to load.
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    check_row: Callable[[Row, str], Row]
+    messages: Callable[[Row], list[dict[str, str]]]
+    hub_ids: tuple[str, str] | None = None
+    subset: str | None = None
+    tags: tuple[str, ...] = field(default_factory=tuple)
+    claims_partial: bool = True  # a file with only some of the columns is this task's (and fails clearly)
+
+    def check_columns(self, columns: Iterable[str], source: str) -> None:
+        """:class:`DataError` unless ``columns`` include every column of the task."""
+        columns = set(columns)
+        missing = [column for column in self.columns if column not in columns]
+        if missing:
+            wanted = " and ".join(f"'{column}'" for column in self.columns)
+            raise DataError(
+                f"{source}: {self.name} data needs columns {wanted}; missing {missing} (found {sorted(columns)})"
+            )
+
+    def check_table(self, table: dict[str, list[Any]], source: str) -> None:
+        """Check every row of a column table, naming the first bad one as ``source: row N``."""
+        self.check_columns(table, source)
+        for index, values in enumerate(zip(*(table[column] for column in self.columns), strict=True)):
+            self.check_row(dict(zip(self.columns, values, strict=True)), f"{source}: row {index}")
+
+    def prepare(self, row: Row, where: str) -> Row:
+        """The row with its task columns normalised and its ``messages`` prompt added."""
+        checked = self.check_row(row, where)
+        return {**row, **checked, "messages": self.messages(checked)}
+
+    def holds_data(self, columns: Iterable[str]) -> bool:
+        """Whether a file with these columns is meant for this task: all its columns, or any if ``claims_partial``."""
+        present = set(columns)
+        found = [column in present for column in self.columns]
+        return any(found) if self.claims_partial else all(found)
