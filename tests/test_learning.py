@@ -40,7 +40,7 @@ def _countdown(*args: str) -> str:
 def puzzles(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("learning")
     _countdown("generate", "--num", "200", "--test-size", str(HELD_OUT), "--seed", "11", "--count", "3",
-               "--numbers", "1-20", "--targets", "1-50", "--out", str(folder / "puzzles.jsonl"), "--quiet")  # fmt: skip
+               "--numbers", "1-10", "--targets", "1-30", "--out", str(folder / "puzzles.jsonl"), "--quiet")  # fmt: skip
     _countdown("sft-data", str(folder / "puzzles.jsonl"), "--out", str(folder / "sft.jsonl"))
     return folder
 
@@ -54,9 +54,9 @@ def sft_checkpoint(smol_model, puzzles) -> Path:
         "model": smol_model, "model_type": "llama", "template": "chatml", "check_model": "false",
         "torch_dtype": "float32", "fp16": "false", "bf16": "false", "tuner_type": "full",
         "dataset": puzzles / "sft.jsonl", "split_dataset_ratio": 0, "max_steps": SFT_STEPS,
-        "per_device_train_batch_size": 8, "learning_rate": 1e-4, "warmup_ratio": 0.05, "max_length": 256,
-        "save_steps": SFT_STEPS, "save_only_model": "true", "gradient_checkpointing": "false",
-        "dataloader_num_workers": 0, "report_to": "none", "output_dir": out,
+        "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "learning_rate": 1e-4,
+        "warmup_ratio": 0.05, "max_length": 256, "save_steps": SFT_STEPS, "save_only_model": "true",
+        "gradient_checkpointing": "false", "dataloader_num_workers": 0, "report_to": "none", "output_dir": out,
     }  # fmt: skip
     run = subprocess.run(
         [str(swift), "sft", *(item for key, value in flags.items() for item in (f"--{key}", str(value)))],
