@@ -36,7 +36,7 @@
 #   ROLLOUT_TIMEOUT 900          seconds for the server to become healthy
 #   REPORT_TO       tensorboard  or wandb, swanlab
 #   RESUME          ""           auto: continue from the newest complete checkpoint in OUTPUT_DIR
-#   SMOKE           0            1: the CPU demo's tiny model, 4 short steps, same launcher path
+#   SMOKE           0            1: make smoke's tiny model, 4 short steps, same launcher path
 #   STOP_GRACE_SECONDS 10        SIGTERM -> SIGKILL delay when stopping
 #   DRY_RUN         0
 #

@@ -22,7 +22,7 @@
 #   4. Stop: Ctrl-C (or kill <launcher pid>) on each host; a launcher stops
 #      only the processes it started. Stop the trainers before the server.
 #   DRY_RUN=1 with the same variables prints the command a host would run.
-#   SMOKE=1 on every host: the tiny model of the CPU demo, 4 short steps.
+#   SMOKE=1 on every host: the tiny model of make smoke, 4 short steps.
 #   RESUME=auto on every training node: continue from the newest complete checkpoint.
 #
 # Usage:

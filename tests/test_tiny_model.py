@@ -1,4 +1,4 @@
-"""The tiny random Qwen2.5-shaped model of the CPU demo and the e2e tests."""
+"""The tiny random Qwen2.5-shaped model of make smoke and the e2e tests."""
 
 from swift_plugins.countdown.tiny_model import build_tiny_model
 

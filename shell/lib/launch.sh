@@ -2,7 +2,7 @@
 #
 # shell/lib/launch.sh: logic shared by the GRPO launch recipes
 # (countdown_3gpu.sh, countdown_1gpu.sh, countdown_multinode.sh, gsm8k_1gpu.sh,
-# gsm8k_3gpu.sh; the CPU demo uses its messages and constants).
+# gsm8k_3gpu.sh; the CPU demo and smoke scripts use its messages).
 #
 # Source it from a recipe; it only defines functions and LAUNCH_* globals.
 # Linux only: it relies on setsid, /proc and GNU tail, like the GPU nodes do.

@@ -3,7 +3,7 @@
 # shell/lib/runs.sh: what happens to a run's folder over several runs. Sourced by launch.sh.
 #   logs      a re-run never overwrites the logs and records of an earlier one
 #   resume    RESUME=auto: continue from the newest complete checkpoint
-#   smoke     SMOKE=1: the tiny model of the CPU demo through the same launcher path
+#   smoke     SMOKE=1: the tiny model of make smoke through the same launcher path
 
 LAUNCH_RESUME_ARGS=()     # set by resolve_resume
 LAUNCH_SMOKE_MODEL=""     # set by smoke_setup
@@ -152,7 +152,7 @@ resolve_resume() { # OUTPUT_DIR RECORD_NAME ENV... -- ARGS...
 
 # -------------------------------------------------------------------- smoke
 
-# SMOKE=1: the CPU demo's tiny random Qwen2.5-shaped model (built offline),
+# SMOKE=1: make smoke's tiny random Qwen2.5-shaped model (built offline),
 # a small dataset, a few short steps, eval and one checkpoint; everything
 # else (server, health wait, weight sync, ZeRO-3 or colocate) as in the run.
 smoke_setup() { # OUTPUT_DIR SMOKE_DIR
