@@ -17,8 +17,8 @@
 #
 # Environment (default):
 #   OUTPUT_DIR    <repo>/output/cpu_demo   model/ data/ sft/ grpo/ eval/ comparison.md
-#   SFT_STEPS     40      cold-start SFT steps (8 rows each)
-#   GRPO_STEPS    8       GRPO steps (2 puzzles x 4 completions each)
+#   SFT_STEPS     36      cold-start SFT steps (8 rows each)
+#   GRPO_STEPS    6       GRPO steps (2 puzzles x 4 completions each)
 #   EVAL_PUZZLES  200     held-out puzzles, evaluated after every stage
 #   SEED          0       puzzles and training seed
 #   PYTHON        python  the interpreter that has ms-swift and this package
@@ -34,8 +34,8 @@ handle_help "$@"
 
 repo=$LAUNCH_REPO_ROOT
 output_dir=${OUTPUT_DIR:-$repo/output/cpu_demo}
-sft_steps=${SFT_STEPS:-40}
-grpo_steps=${GRPO_STEPS:-8}
+sft_steps=${SFT_STEPS:-36}
+grpo_steps=${GRPO_STEPS:-6}
 eval_puzzles=${EVAL_PUZZLES:-200}
 seed=${SEED:-0}
 python=${PYTHON:-python}
