@@ -35,8 +35,8 @@ CONFIDENCE = 0.95
 
 def wilson(successes: int, trials: int) -> tuple[float, float]:
     """The 95% Wilson score interval of ``successes / trials``, rounded to 4 places."""
-    interval = binomtest(successes, trials).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
-    return round(float(interval.low), 4), round(float(interval.high), 4)
+    low, high = _raw_wilson(successes, trials)
+    return round(low, 4), round(high, 4)
 
 
 def paired_difference(before: Sequence[bool], after: Sequence[bool]) -> tuple[float, tuple[float, float]]:
