@@ -1,0 +1,245 @@
+"""GRPO throughput on CPU: completions per second of real ``swift rlhf --rlhf_type grpo`` runs of SmolLM2.
+
+Each setting runs a few GRPO steps from the CPU demo's cold-start SFT checkpoint, with the demo's
+model, data, rewards and flags, changing only the flags the setting names. Times come from swift's
+own ``logging.jsonl`` (``train_speed(s/it)`` times the step = seconds since training began): the first
+generation cycle (start-up, first generate call) is left out. A cycle is the steps that share one
+generate call: ``generation_batch_size / per_device_train_batch_size * num_iterations`` steps.
+
+The baseline (today's demo GRPO: 2 prompts x 4 completions a step) runs first and last; every ratio is
+against the mean of those two runs, and both are printed so the machine's drift shows.
+
+    python benchmarks/bench_grpo_cpu.py --demo-dir output/cpu_demo        # reuse a demo run's SFT
+    python benchmarks/bench_grpo_cpu.py --out output/bench_grpo           # builds model, data and SFT
+    python benchmarks/bench_grpo_cpu.py --settings g64 g64-mb16 --cycles 2
+
+Prints one table: completions generated per second, optimizer updates per minute, the mean sampled
+accuracy reward, the share of groups with no reward spread, each rate's ratio against the baseline;
+the same as JSON in ``<out>/bench_grpo_cpu.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TRL_EXPERIMENTAL_SILENCE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+# The CPU demo's flags (shell/countdown_demo.sh): model type, float32, full fine-tune, its GRPO recipe.
+COMMON = ["--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32"]
+TRAIN = [*COMMON, "--fp16", "false", "--bf16", "false", "--check_model", "false", "--tuner_type", "full",
+         "--seed", "0", "--gradient_checkpointing", "false", "--dataloader_num_workers", "0",
+         "--dataloader_pin_memory", "false", "--logging_steps", "1", "--report_to", "none",
+         "--save_only_model", "true"]  # fmt: skip
+GRPO = ["--external_plugins", str(REPO / "swift_plugins" / "plugin.py"), "--reward_funcs", "external_countdown",
+        "think_answer_format", "--use_vllm", "false", "--gradient_accumulation_steps", "1", "--temperature", "1.0",
+        "--beta", "0", "--learning_rate", "5e-6", "--save_strategy", "no"]  # fmt: skip
+ACCURACY = "rewards/CountdownAccuracy/mean"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One GRPO configuration: completions per generate call and how they are spent on updates.
+
+    >>> Setting("g64-mb16", 8, 16, generation_batch=64).cycle_steps
+    4
+    """
+
+    name: str
+    num_generations: int
+    batch: int  # completions per optimizer step (per_device_train_batch_size)
+    generation_batch: int | None = None  # completions per generate call; None: one step's batch
+    num_iterations: int = 1
+    max_completion_length: int = 76
+
+    @property
+    def completions_per_cycle(self) -> int:
+        return self.generation_batch or self.batch
+
+    @property
+    def cycle_steps(self) -> int:
+        return self.completions_per_cycle // self.batch * self.num_iterations
+
+    def flags(self) -> list[str]:
+        flags = ["--num_generations", str(self.num_generations), "--per_device_train_batch_size", str(self.batch),
+                 "--num_iterations", str(self.num_iterations),
+                 "--max_completion_length", str(self.max_completion_length)]  # fmt: skip
+        if self.generation_batch:
+            flags += ["--generation_batch_size", str(self.generation_batch)]
+        return flags
+
+
+BASELINE = Setting("today", 4, 8)
+SETTINGS = {
+    setting.name: setting
+    for setting in [
+        BASELINE,
+        Setting("g16", 8, 16),
+        Setting("g32", 8, 32),
+        Setting("g64", 8, 64),
+        Setting("g64-mb16", 8, 16, generation_batch=64),  # one generate call, 4 updates of 16
+        Setting("g64-iter2", 8, 64, num_iterations=2),  # each batch of 64 used for 2 updates
+        Setting("g64-len64", 8, 64, max_completion_length=64),
+    ]
+}
+
+
+@dataclass
+class Measurement:
+    setting: str
+    completions_per_second: float
+    updates_per_minute: float
+    measured_seconds: float
+    measured_completions: int
+    accuracy_reward: float
+    zero_spread_groups: float
+    mean_length: float
+
+
+def _run(command: list[str], log: Path) -> None:
+    with log.open("w") as sink:
+        status = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE})
+    if status.returncode != 0:
+        sys.exit(f"bench_grpo_cpu: {command[0]} {command[1]} failed with status {status.returncode}: see {log}")
+
+
+def _swift() -> str:
+    return str(Path(sys.executable).with_name("swift"))
+
+
+def _newest_run(output_dir: Path) -> Path:
+    runs = sorted(output_dir.glob("v*-*"), key=lambda run: run.stat().st_mtime)
+    if not runs:
+        sys.exit(f"bench_grpo_cpu: no swift run folder under {output_dir}")
+    return runs[-1]
+
+
+def build_sft(out: Path) -> tuple[Path, Path]:
+    """The demo's stages 1, 2 and 4 (model, puzzles, cold-start SFT) into ``out``; (checkpoint, puzzles)."""
+    countdown = [sys.executable, "-m", "swift_plugins.countdown"]
+    data = out / "data"
+    print(f"building the SmolLM2 model, puzzles and SFT checkpoint in {out} (about 7 min)", file=sys.stderr)
+    _run([*countdown, "smol-model", str(out / "model")], out / "model.log")
+    _run([*countdown, "generate", "--num", "1500", "--test-size", "200", "--seed", "0", "--count", "3",
+          "--numbers", "1-10", "--targets", "1-30", "--out", str(data / "puzzles.jsonl"), "--quiet"],
+         out / "data.log")  # fmt: skip
+    _run([*countdown, "sft-data", str(data / "puzzles.jsonl"), "--out", str(data / "sft.jsonl")], out / "data.log")
+    _run([_swift(), "sft", *TRAIN, "--model", str(out / "model"), "--dataset", str(data / "sft.jsonl"),
+          "--split_dataset_ratio", "0", "--max_steps", "36", "--per_device_train_batch_size", "8",
+          "--gradient_accumulation_steps", "1", "--learning_rate", "1e-4", "--lr_scheduler_type", "cosine",
+          "--warmup_ratio", "0.05", "--max_length", "256", "--save_steps", "36", "--output_dir", str(out / "sft")],
+         out / "sft.log")  # fmt: skip
+    return _newest_run(out / "sft") / "last-checkpoint", data / "puzzles.jsonl"
+
+
+def steps_to_run(setting: Setting, cycles: int, min_completions: int) -> int:
+    """Steps of one warm-up cycle plus ``cycles - 1`` measured ones, more while fewer than
+    ``min_completions`` would be measured.
+
+    >>> steps_to_run(BASELINE, 3, 32), steps_to_run(SETTINGS["g64"], 3, 32)
+    (5, 3)
+    """
+    measured = max(cycles - 1, math.ceil(min_completions / setting.completions_per_cycle))
+    return (measured + 1) * setting.cycle_steps
+
+
+def measure(setting: Setting, records: list[dict]) -> Measurement:
+    """Rates over the steps after the first cycle, from swift's step records (``train_speed(s/it)``)."""
+    by_step = {int(r["global_step/max_steps"].split("/")[0]): r for r in records if "train_speed(s/it)" in r}
+    first, last = setting.cycle_steps, max(by_step)
+    elapsed = {step: by_step[step]["train_speed(s/it)"] * step for step in (first, last)}
+    seconds = elapsed[last] - elapsed[first]
+    completions = (last - first) // setting.cycle_steps * setting.completions_per_cycle
+    window = [by_step[step] for step in range(first + 1, last + 1)]
+
+    def mean(key: str) -> float:
+        values = [record[key] for record in window if key in record]
+        return sum(values) / len(values) if values else float("nan")
+
+    return Measurement(setting.name, completions / seconds, (last - first) / seconds * 60, round(seconds, 1),
+                       completions, mean(ACCURACY), mean("frac_reward_zero_std"),
+                       mean("completions/mean_length"))  # fmt: skip
+
+
+def run_setting(setting: Setting, checkpoint: Path, puzzles: Path, out: Path, steps: int) -> Measurement:
+    output_dir = out / "runs" / f"{setting.name}-{time.strftime('%H%M%S')}"
+    output_dir.mkdir(parents=True)
+    started = time.monotonic()
+    _run([_swift(), "rlhf", "--rlhf_type", "grpo", *TRAIN, "--model", str(checkpoint), "--dataset", str(puzzles),
+          *GRPO, *setting.flags(), "--max_steps", str(steps), "--output_dir", str(output_dir)],
+         output_dir / "grpo.log")  # fmt: skip
+    log = _newest_run(output_dir) / "logging.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    result = measure(setting, records)
+    print(f"  {setting.name}: {steps} steps in {time.monotonic() - started:.0f} s (start-up included), "
+          f"{result.completions_per_second:.2f} completions/s", file=sys.stderr)  # fmt: skip
+    return result
+
+
+def report(baselines: list[Measurement], results: list[Measurement]) -> str:
+    base_rate = sum(m.completions_per_second for m in baselines) / len(baselines)
+    base_updates = sum(m.updates_per_minute for m in baselines) / len(baselines)
+    lines = [
+        "| setting | completions/s | ratio | updates/min | ratio | accuracy reward | zero-spread groups "
+        "| mean length |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for m in [*baselines, *results]:
+        lines.append(
+            f"| {m.setting} | {m.completions_per_second:.2f} | {m.completions_per_second / base_rate:.2f}x "
+            f"| {m.updates_per_minute:.2f} | {m.updates_per_minute / base_updates:.2f}x | {m.accuracy_reward:.3f} "
+            f"| {m.zero_spread_groups:.2f} | {m.mean_length:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--demo-dir", type=Path, help="a CPU demo's output folder: reuse its SFT checkpoint and data")
+    parser.add_argument("--out", type=Path, default=REPO / "output" / "bench_grpo_cpu", help="runs and results")
+    candidates = [name for name in SETTINGS if name != BASELINE.name]
+    parser.add_argument("--settings", nargs="+", choices=candidates, default=candidates, help="besides the baseline")
+    parser.add_argument("--cycles", type=int, default=3, help="generation cycles a run (the first is not measured)")
+    parser.add_argument("--min-completions", type=int, default=32, help="measure at least this many completions")
+    args = parser.parse_args(argv)
+    if args.cycles < 2:
+        parser.error(f"--cycles {args.cycles}: at least 2 (the first one is start-up)")
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.demo_dir:
+        checkpoint = _newest_run(args.demo_dir / "sft") / "last-checkpoint"
+        puzzles = args.demo_dir / "data" / "puzzles.jsonl"
+        if not (checkpoint.is_dir() and puzzles.is_file()):
+            sys.exit(f"bench_grpo_cpu: --demo-dir {args.demo_dir}: no finished SFT checkpoint or data/puzzles.jsonl")
+    else:
+        checkpoint, puzzles = build_sft(args.out)
+
+    def run(setting: Setting) -> Measurement:
+        return run_setting(setting, checkpoint, puzzles, args.out,
+                           steps_to_run(setting, args.cycles, args.min_completions))  # fmt: skip
+
+    baselines = [run(BASELINE)]
+    results = [run(SETTINGS[name]) for name in args.settings]
+    baselines.append(run(BASELINE))
+    table = report(baselines, results)
+    print(table)
+    settings = {name: asdict(SETTINGS[name]) for name in [BASELINE.name, *args.settings]}
+    summary = {"settings": settings, "baselines": [asdict(m) for m in baselines],
+               "results": [asdict(m) for m in results], "table": table}  # fmt: skip
+    (args.out / "bench_grpo_cpu.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
