@@ -187,7 +187,7 @@ add_smoke_args() {
 # DRY_RUN: the commands that build the smoke model and data.
 print_smoke_build() {
     printf '# SMOKE: tiny model and data (python: the interpreter of swift)\n'
-    printf 'python -m swift_plugins.countdown tiny-model %s\n' "$(shell_quote "$LAUNCH_SMOKE_MODEL")"
+    printf 'python -m swift_plugins tiny-model %s\n' "$(shell_quote "$LAUNCH_SMOKE_MODEL")"
     if [[ $TASK_SMOKE_DATA == generated ]]; then
         printf 'python -m swift_plugins.countdown generate --num 64 --test-size 16 --seed 0 --out %s --jobs 1 --quiet\n' \
             "$(shell_quote "$LAUNCH_SMOKE_DATASET")"
@@ -197,7 +197,7 @@ print_smoke_build() {
 
 smoke_build() {
     note "SMOKE: building the tiny model and data under $(dirname "$LAUNCH_SMOKE_MODEL")"
-    "$LAUNCH_PYTHON" -m swift_plugins.countdown tiny-model "$LAUNCH_SMOKE_MODEL" >/dev/null ||
+    "$LAUNCH_PYTHON" -m swift_plugins tiny-model "$LAUNCH_SMOKE_MODEL" >/dev/null ||
         die "SMOKE: building the tiny model failed (this package and its [gpu] extra must be installed for $LAUNCH_PYTHON)"
     if [[ $TASK_SMOKE_DATA == generated ]]; then
         "$LAUNCH_PYTHON" -m swift_plugins.countdown generate --num 64 --test-size 16 --seed 0 \
