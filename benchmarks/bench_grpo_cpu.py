@@ -132,7 +132,7 @@ def build_sft(out: Path) -> tuple[Path, Path]:
     countdown = [sys.executable, "-m", "swift_plugins.countdown"]
     data = out / "data"
     print(f"building the SmolLM2 model, puzzles and SFT checkpoint in {out} (about 7 min)", file=sys.stderr)
-    _run([*countdown, "smol-model", str(out / "model")], out / "model.log")
+    _run([sys.executable, "-m", "swift_plugins", "smol-model", str(out / "model")], out / "model.log")
     _run([*countdown, "generate", "--num", "1500", "--test-size", "200", "--seed", "0", "--count", "3",
           "--numbers", "1-10", "--targets", "1-30", "--out", str(data / "puzzles.jsonl"), "--quiet"],
          out / "data.log")  # fmt: skip
