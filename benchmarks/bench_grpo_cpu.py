@@ -1,10 +1,12 @@
 """GRPO throughput on CPU: completions per second of real ``swift rlhf --rlhf_type grpo`` runs of SmolLM2.
 
 Each setting runs a few GRPO steps from the CPU demo's cold-start SFT checkpoint, with the demo's
-model, data, rewards and flags, changing only the flags the setting names. Times come from swift's
-own ``logging.jsonl`` (``train_speed(s/it)`` times the step = seconds since training began): the first
-generation cycle (start-up, first generate call) is left out. A cycle is the steps that share one
-generate call: ``generation_batch_size / per_device_train_batch_size * num_iterations`` steps.
+model, data, rewards and flags, changing only the flags the setting names. The first generation
+cycle (start-up, first generate call) is left out; a cycle is the steps that share one generate
+call: ``generation_batch_size / per_device_train_batch_size * num_iterations`` steps. Two clocks:
+CPU seconds of the swift process tree, read from /proc each time a step appears in swift's
+``logging.jsonl`` (what a run costs, nearly blind to other programs on a shared machine), and wall
+seconds from swift's own ``train_speed(s/it)`` (what a user waits, on this machine at this moment).
 
 The baseline (today's demo GRPO: 2 prompts x 4 completions a step) runs first and last; every ratio is
 against the mean of those two runs, and both are printed so the machine's drift shows.
@@ -13,7 +15,8 @@ against the mean of those two runs, and both are printed so the machine's drift 
     python benchmarks/bench_grpo_cpu.py --out output/bench_grpo           # builds model, data and SFT
     python benchmarks/bench_grpo_cpu.py --settings g64 g64-mb16 --cycles 2
 
-Prints one table: completions generated per second, optimizer updates per minute, the mean sampled
+Prints one table: completions generated per CPU-second and per wall second, optimizer updates per
+CPU-minute, the mean sampled
 accuracy reward, the share of groups with no reward spread, each rate's ratio against the baseline;
 the same as JSON in ``<out>/bench_grpo_cpu.json``.
 """
@@ -100,8 +103,10 @@ SETTINGS = {
 @dataclass
 class Measurement:
     setting: str
+    completions_per_cpu_second: float
     completions_per_second: float
-    updates_per_minute: float
+    updates_per_cpu_minute: float
+    measured_cpu_seconds: float
     measured_seconds: float
     measured_completions: int
     accuracy_reward: float
@@ -156,12 +161,39 @@ def steps_to_run(setting: Setting, cycles: int, min_completions: int) -> int:
     return (measured + 1) * setting.cycle_steps
 
 
-def measure(setting: Setting, records: list[dict]) -> Measurement:
-    """Rates over the steps after the first cycle, from swift's step records (``train_speed(s/it)``)."""
-    by_step = {int(r["global_step/max_steps"].split("/")[0]): r for r in records if "train_speed(s/it)" in r}
+def _step_records(log: Path) -> dict[int, dict]:
+    if not log.is_file():
+        return {}
+    records = []
+    for line in log.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:  # a line being written
+            continue
+    return {int(r["global_step/max_steps"].split("/")[0]): r for r in records if "train_speed(s/it)" in r}
+
+
+def _tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its live descendants, from /proc."""
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+        except (OSError, IndexError, ValueError):  # the process ended meanwhile
+            continue
+    return total
+
+
+def measure(setting: Setting, by_step: dict[int, dict], cpu_at_step: dict[int, float]) -> Measurement:
+    """Rates over the steps after the first cycle: CPU from ``cpu_at_step``, wall from ``train_speed(s/it)``."""
     first, last = setting.cycle_steps, max(by_step)
     elapsed = {step: by_step[step]["train_speed(s/it)"] * step for step in (first, last)}
     seconds = elapsed[last] - elapsed[first]
+    cpu_seconds = cpu_at_step[last] - cpu_at_step[first]
     completions = (last - first) // setting.cycle_steps * setting.completions_per_cycle
     window = [by_step[step] for step in range(first + 1, last + 1)]
 
@@ -169,38 +201,55 @@ def measure(setting: Setting, records: list[dict]) -> Measurement:
         values = [record[key] for record in window if key in record]
         return sum(values) / len(values) if values else float("nan")
 
-    return Measurement(setting.name, completions / seconds, (last - first) / seconds * 60, round(seconds, 1),
-                       completions, mean(ACCURACY), mean("frac_reward_zero_std"),
-                       mean("completions/mean_length"))  # fmt: skip
+    return Measurement(setting.name, completions / cpu_seconds, completions / seconds,
+                       (last - first) / cpu_seconds * 60, round(cpu_seconds, 1), round(seconds, 1), completions,
+                       mean(ACCURACY), mean("frac_reward_zero_std"), mean("completions/mean_length"))  # fmt: skip
 
 
 def run_setting(setting: Setting, checkpoint: Path, puzzles: Path, out: Path, steps: int) -> Measurement:
     output_dir = out / "runs" / f"{setting.name}-{time.strftime('%H%M%S')}"
     output_dir.mkdir(parents=True)
     started = time.monotonic()
-    _run([_swift(), "rlhf", "--rlhf_type", "grpo", *TRAIN, "--model", str(checkpoint), "--dataset", str(puzzles),
-          *GRPO, *setting.flags(), "--max_steps", str(steps), "--output_dir", str(output_dir)],
-         output_dir / "grpo.log")  # fmt: skip
-    log = _newest_run(output_dir) / "logging.jsonl"
-    records = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-    result = measure(setting, records)
+    command = [_swift(), "rlhf", "--rlhf_type", "grpo", *TRAIN, "--model", str(checkpoint), "--dataset",
+               str(puzzles), *GRPO, *setting.flags(), "--max_steps", str(steps),
+               "--output_dir", str(output_dir)]  # fmt: skip
+    cpu_at_step: dict[int, float] = {}
+    with (output_dir / "grpo.log").open("w") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE})
+        while process.poll() is None:
+            time.sleep(0.5)
+            runs = list(output_dir.glob("v*-*"))
+            logged = _step_records(runs[0] / "logging.jsonl") if runs else {}
+            cpu = _tree_cpu_seconds(process.pid)
+            for step in set(logged) - set(cpu_at_step):
+                cpu_at_step[step] = cpu
+    if process.returncode != 0:
+        sys.exit(f"bench_grpo_cpu: swift rlhf failed with status {process.returncode}: see {output_dir / 'grpo.log'}")
+    by_step = _step_records(_newest_run(output_dir) / "logging.jsonl")
+    if set(by_step) - set(cpu_at_step) or len(by_step) < steps:
+        sys.exit(f"bench_grpo_cpu: steps logged after the process ended in {output_dir}: cannot time them")
+    result = measure(setting, by_step, cpu_at_step)
     print(f"  {setting.name}: {steps} steps in {time.monotonic() - started:.0f} s (start-up included), "
-          f"{result.completions_per_second:.2f} completions/s", file=sys.stderr)  # fmt: skip
+          f"{result.completions_per_cpu_second:.3f} completions per CPU-second", file=sys.stderr)  # fmt: skip
     return result
 
 
 def report(baselines: list[Measurement], results: list[Measurement]) -> str:
-    base_rate = sum(m.completions_per_second for m in baselines) / len(baselines)
-    base_updates = sum(m.updates_per_minute for m in baselines) / len(baselines)
+    def base(key: str) -> float:
+        return sum(getattr(m, key) for m in baselines) / len(baselines)
+
+    cpu_rate, wall_rate = base("completions_per_cpu_second"), base("completions_per_second")
+    updates = base("updates_per_cpu_minute")
     lines = [
-        "| setting | completions/s | ratio | updates/min | ratio | accuracy reward | zero-spread groups "
-        "| mean length |",
-        "|---|---|---|---|---|---|---|---|",
+        "| setting | completions per CPU-s | ratio | completions per wall s | ratio | updates per CPU-min | ratio "
+        "| accuracy reward | zero-spread groups | mean length |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m in [*baselines, *results]:
         lines.append(
-            f"| {m.setting} | {m.completions_per_second:.2f} | {m.completions_per_second / base_rate:.2f}x "
-            f"| {m.updates_per_minute:.2f} | {m.updates_per_minute / base_updates:.2f}x | {m.accuracy_reward:.3f} "
+            f"| {m.setting} | {m.completions_per_cpu_second:.3f} | {m.completions_per_cpu_second / cpu_rate:.2f}x "
+            f"| {m.completions_per_second:.3f} | {m.completions_per_second / wall_rate:.2f}x "
+            f"| {m.updates_per_cpu_minute:.2f} | {m.updates_per_cpu_minute / updates:.2f}x | {m.accuracy_reward:.3f} "
             f"| {m.zero_spread_groups:.2f} | {m.mean_length:.1f} |"
         )
     return "\n".join(lines)
