@@ -69,6 +69,10 @@ countdown() {
     "$python" -m swift_plugins.countdown "$@"
 }
 
+tools() {
+    "$python" -m swift_plugins "$@"
+}
+
 # The newest v<N>-<time> run folder under $1 that finished with a checkpoint.
 finished_checkpoint() {
     local run
@@ -101,13 +105,13 @@ train_args=(
 )
 
 evaluate() { # evaluate NAME MODEL
-    "$python" -m swift_plugins.countdown evaluate "$2" --puzzles "$data/puzzles.test.jsonl" --out "$evals/$1" \
+    tools evaluate "$2" --task countdown --data "$data/puzzles.test.jsonl" --out "$evals/$1" \
         --max-new-tokens 76 --batch-size 50 --quiet -- "${common_args[@]}" |
         grep -E '^(accuracy|format \(think/answer\)) +[0-9]' || die "evaluating $1 failed: see $evals/$1/infer.log"
 }
 
 step "1/8 SmolLM2-135M-Instruct -> $output_dir/model"
-model=$(countdown smol-model "$output_dir/model" | tail -n 1)
+model=$(tools smol-model "$output_dir/model" | tail -n 1)
 
 step "2/8 puzzles -> $data"
 # 3 numbers of 1-10 and targets of 1-30: arithmetic a 135 M model can learn to
@@ -144,8 +148,8 @@ step "7/8 evaluate the GRPO checkpoint"
 evaluate grpo "$grpo_checkpoint"
 
 step "8/8 curves and the before/after table"
-countdown plot "$(dirname "$grpo_checkpoint")" --out "$output_dir/curves.png"
-countdown compare base="$evals/base" sft="$evals/sft" grpo="$evals/grpo" --out "$output_dir/comparison"
+tools plot "$(dirname "$grpo_checkpoint")" --out "$output_dir/curves.png"
+tools compare base="$evals/base" sft="$evals/sft" grpo="$evals/grpo" --out "$output_dir/comparison"
 
 printf '\nCPU learning demo done in %dm%02ds.\n' $((SECONDS / 60)) $((SECONDS % 60))
 printf '  %-16s %s\n' \

@@ -54,7 +54,7 @@ export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export TRL_EXPERIMENTAL_SILENCE=1 TOKENIZERS_PARALLELISM=false
 
 step "1/4 tiny model -> $model_dir"
-"$python" -m swift_plugins.countdown tiny-model "$model_dir"
+"$python" -m swift_plugins tiny-model "$model_dir"
 
 step "2/4 dataset -> $data"
 "$python" -m swift_plugins.countdown generate --num 64 --test-size 16 --seed 0 --out "$data" --jobs 1 --quiet
@@ -111,7 +111,7 @@ mv "$log" "$run_dir/train.log"
 checkpoint=$(cd -P "$run_dir/last-checkpoint" && pwd)
 
 step "4/4 curves -> $run_dir/curves.png"
-"$python" -m swift_plugins.countdown plot "$run_dir" --out "$run_dir/curves.png"
+"$python" -m swift_plugins plot "$run_dir" --out "$run_dir/curves.png"
 
 printf '\nCPU smoke run done in %ss.\n' "$SECONDS"
 printf '  %-12s %s\n' \

@@ -30,7 +30,7 @@ def countdown_jsonl(tmp_path, countdown_rows) -> Path:
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     """The demo's tiny random Qwen2.5-shaped model, built once per test session."""
-    from swift_plugins.countdown.tiny_model import build_tiny_model
+    from swift_plugins.tools.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
@@ -38,6 +38,6 @@ def tiny_model(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def smol_model(tmp_path_factory) -> Path:
     """SmolLM2-135M-Instruct as a normal model folder, built once per test session (about 20 s)."""
-    from swift_plugins.countdown.smol_model import build_smol_model
+    from swift_plugins.tools.smol_model import build_smol_model
 
     return build_smol_model(tmp_path_factory.mktemp("smol") / "model")

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from swift_plugins.countdown.cli import main
-from swift_plugins.countdown.compare import compare, format_markdown, paired_difference, wilson
 from swift_plugins.countdown.data import DataError
+from swift_plugins.tools.cli import main
+from swift_plugins.tools.compare import compare, format_markdown, paired_difference, wilson
 
 
 def _paired_sample(rng, n, p_before, p_after, agreement):

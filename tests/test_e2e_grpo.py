@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from swift_plugins.countdown.data import prompt_for, read_rows
-from swift_plugins.countdown.plot import read_steps
 from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_answer_format_reward
+from swift_plugins.tools.plot import read_steps
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 pytestmark = pytest.mark.e2e

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from swift_plugins.core.files import read_rows
-from swift_plugins.countdown.plot import read_steps
 from swift_plugins.gsm8k.data import GSM8K
 from swift_plugins.gsm8k.rewards import gsm8k_accuracy_reward, reasoning_answer_format_reward
 from swift_plugins.gsm8k.scoring import load_samples, score_samples
+from swift_plugins.tools.plot import read_steps
 
 pytestmark = pytest.mark.e2e
 FIXTURES = Path("tests") / "fixtures" / "gsm8k"

@@ -32,7 +32,7 @@ SYSTEM = (
     "You are a helpful assistant. You first thinks about the reasoning process in the mind "
     "and then provides the user with the answer."
 )
-TINY_MODEL = "swift_plugins.countdown tiny-model"
+TINY_MODEL = "swift_plugins tiny-model"
 
 
 def free_port():

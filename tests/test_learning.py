@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from swift_plugins.countdown.compare import compare
 from swift_plugins.countdown.data import prompt_for
 from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_answer_format_reward
+from swift_plugins.tools.compare import compare
 
 pytestmark = pytest.mark.e2e
 
@@ -25,9 +25,9 @@ HELD_OUT = 40
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
-def _countdown(*args: str) -> str:
+def _run(module: str, *args: str) -> str:
     run = subprocess.run(
-        [sys.executable, "-m", "swift_plugins.countdown", *args],
+        [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         env={**os.environ, **OFFLINE},
@@ -39,9 +39,10 @@ def _countdown(*args: str) -> str:
 @pytest.fixture(scope="module")
 def puzzles(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("learning")
-    _countdown("generate", "--num", "200", "--test-size", str(HELD_OUT), "--seed", "11", "--count", "3",
-               "--numbers", "1-10", "--targets", "1-30", "--out", str(folder / "puzzles.jsonl"), "--quiet")  # fmt: skip
-    _countdown("sft-data", str(folder / "puzzles.jsonl"), "--out", str(folder / "sft.jsonl"))
+    _run("swift_plugins.countdown", "generate", "--num", "200", "--test-size", str(HELD_OUT), "--seed", "11",
+         "--count", "3", "--numbers", "1-10", "--targets", "1-30", "--out", str(folder / "puzzles.jsonl"),
+         "--quiet")  # fmt: skip
+    _run("swift_plugins.countdown", "sft-data", str(folder / "puzzles.jsonl"), "--out", str(folder / "sft.jsonl"))
     return folder
 
 
@@ -71,9 +72,9 @@ def sft_checkpoint(smol_model, puzzles) -> Path:
 
 def _evaluate(model: Path, puzzles: Path, name: str) -> Path:
     out = puzzles / "eval" / name
-    _countdown("evaluate", str(model), "--puzzles", str(puzzles / "puzzles.test.jsonl"), "--out", str(out),
-               "--max-new-tokens", "64", "--batch-size", str(HELD_OUT), "--quiet",
-               "--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32")  # fmt: skip
+    _run("swift_plugins", "evaluate", str(model), "--task", "countdown", "--data", str(puzzles / "puzzles.test.jsonl"),
+         "--out", str(out), "--max-new-tokens", "64", "--batch-size", str(HELD_OUT), "--quiet",
+         "--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32")  # fmt: skip
     return out
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swift_plugins.countdown.plot import find_log, plot_run, read_steps, run_warnings
+from swift_plugins.tools.plot import find_log, plot_run, read_steps, run_warnings
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -85,7 +85,7 @@ def test_plot_command_warns_when_the_run_cannot_learn(tmp_path):
     stuck = {**step_record(2), "completions/clipped_ratio": 1.0, "frac_reward_zero_std": 1.0}
     write_log(tmp_path / "run", [json.dumps(step_record(1)), json.dumps(stuck)])
     result = subprocess.run(
-        [sys.executable, "-m", "swift_plugins.countdown", "plot", str(tmp_path / "run")],
+        [sys.executable, "-m", "swift_plugins", "plot", str(tmp_path / "run")],
         capture_output=True,
         text=True,
         timeout=120,

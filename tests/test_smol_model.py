@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from swift_plugins.countdown import smol_model
-from swift_plugins.countdown.cli import main
-from swift_plugins.countdown.smol_model import SmolModelError, build_smol_model, gguf_path, is_built
+from swift_plugins.tools import smol_model
+from swift_plugins.tools.cli import main
+from swift_plugins.tools.smol_model import SmolModelError, build_smol_model, gguf_path, is_built
 
 pytestmark = pytest.mark.e2e
 

@@ -1,6 +1,6 @@
 """The tiny random Qwen2.5-shaped model of make smoke and the e2e tests."""
 
-from swift_plugins.countdown.tiny_model import build_tiny_model
+from swift_plugins.tools.tiny_model import build_tiny_model
 
 
 def test_tiny_model_loads_renders_the_chat_template_and_runs_forward(tiny_model):

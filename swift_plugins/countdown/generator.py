@@ -19,8 +19,8 @@ from functools import partial
 
 import numpy as np
 
+from ..core.parallel import ordered_map
 from .data import puzzle_key
-from .parallel import ordered_map
 from .solver import MAX_COUNT, MAX_NUMBER, MAX_TARGET, solve_batch
 
 __all__ = ["CountdownConfig", "generate"]

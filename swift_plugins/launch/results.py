@@ -19,7 +19,7 @@ from .settings import Settings
 
 __all__ = ["HELD_OUT", "evaluation_command", "report_success", "smoke_builds"]
 
-TINY_MODEL = ("swift_plugins.countdown", "tiny-model")  # make smoke's tiny random Qwen2.5-shaped model
+TINY_MODEL = ("swift_plugins", "tiny-model")  # make smoke's tiny random Qwen2.5-shaped model
 HELD_OUT = "<held-out.jsonl>"  # printed when the run had no local held-out file (see the README)
 HELD_OUT_HINTS = {
     "countdown": "held-out puzzles, e.g. python -m swift_plugins.countdown generate --num 1000 --seed 1 --out held-out.jsonl",

@@ -1,6 +1,7 @@
-"""Held-out evaluation in one call: greedy ``swift infer`` on a puzzle file, then :mod:`.scoring`.
+"""Held-out evaluation in one call: greedy ``swift infer`` on a task's data file, then the task's scoring.
 
-The same command evaluates the CPU demo's checkpoints and a GPU run's: a plain model folder or hub
+The same command evaluates the CPU demo's checkpoints and a GPU run's, for every task of
+:data:`SCORING` (Countdown puzzles, GSM8K questions): a plain model folder or hub
 id, a swift full fine-tuning checkpoint (its ``args.json`` names the model type and template) or a
 LoRA checkpoint (``adapter_config.json``: passed as ``--adapters``). vLLM is used when it is
 installed and a GPU is visible, else transformers.
@@ -16,6 +17,7 @@ temporary name that is renamed when it succeeds.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -29,15 +31,25 @@ from typing import Any
 
 from ..core.errors import DataError, PluginError
 from ..core.files import write_jsonl, write_text
-from .scoring import load_samples, sample_record, score_samples
 
-__all__ = ["EvaluationError", "default_backend", "evaluate", "infer_command"]
+__all__ = ["SCORING", "EvaluationError", "default_backend", "evaluate", "infer_command", "scoring_of"]
 
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin.py"
+# task -> its scoring module: load_samples, score_samples, sample_record, format_report
+SCORING = {"countdown": "swift_plugins.countdown.scoring", "gsm8k": "swift_plugins.gsm8k.scoring"}
 
 
 class EvaluationError(PluginError):
     """``swift infer`` failed or is missing; the message says where its log is."""
+
+
+def scoring_of(task: str) -> Any:
+    """The scoring module of ``task``.
+
+    >>> scoring_of("gsm8k").__name__
+    'swift_plugins.gsm8k.scoring'
+    """
+    return importlib.import_module(SCORING[task])
 
 
 def default_backend() -> str:
@@ -58,7 +70,7 @@ def _model_arguments(model: str) -> list[str]:
 
 def infer_command(
     model: str,
-    puzzles: str,
+    data: str,
     result_path: str,
     *,
     backend: str,
@@ -74,7 +86,7 @@ def infer_command(
         "--external_plugins",
         str(PLUGIN),
         "--val_dataset",
-        puzzles,
+        data,
         "--infer_backend",
         backend,
         "--temperature",
@@ -101,27 +113,29 @@ def _swift() -> str:
 
 def evaluate(
     model: str,
-    puzzles: str | Path,
+    data: str | Path,
     out_dir: str | Path,
     *,
+    task: str = "countdown",
     backend: str | None = None,
     log: Path | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """Run ``swift infer`` greedily on ``puzzles``, score the answers and return the report.
+    """Run ``swift infer`` greedily on ``task``'s ``data`` file, score the answers and return the report.
 
     ``options`` go to :func:`infer_command`. swift's output goes to ``log`` if given, else to the terminal.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if not Path(puzzles).is_file():
-        raise DataError(f"--puzzles {puzzles}: no such file")
+    if not Path(data).is_file():
+        raise DataError(f"--data {data}: no such file")
+    scoring = scoring_of(task)
     backend = backend or default_backend()
     handle, partial = tempfile.mkstemp(prefix=".results.", suffix=".jsonl", dir=out_dir)
     os.close(handle)
     os.unlink(partial)  # swift appends to an existing result file: give it a fresh name
     try:
-        command = [_swift(), *infer_command(model, str(puzzles), partial, backend=backend, **options)]
+        command = [_swift(), *infer_command(model, str(data), partial, backend=backend, **options)]
         with open(log, "w") if log else open(os.devnull, "w") as sink:
             status = subprocess.run(command, stdout=sink if log else None, stderr=subprocess.STDOUT if log else None)
         if status.returncode != 0 or not os.path.isfile(partial):
@@ -132,8 +146,9 @@ def evaluate(
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
-    samples = load_samples([results])
-    report = {"model": str(model), "puzzles": str(puzzles), "backend": backend, **score_samples(samples)}
-    write_jsonl(map(sample_record, samples), out_dir / "examples.jsonl")
+    samples = scoring.load_samples([results])
+    report = {"model": str(model), "task": task, "data": str(data), "backend": backend}
+    report.update(scoring.score_samples(samples))
+    write_jsonl(map(scoring.sample_record, samples), out_dir / "examples.jsonl")
     write_text(json.dumps(report, indent=2) + "\n", out_dir / "score.json")
     return report

@@ -26,7 +26,7 @@ from scipy.stats import binomtest
 
 from ..core.errors import DataError
 from ..core.files import read_rows, write_text
-from .data import puzzle_key
+from ..countdown.data import puzzle_key
 
 __all__ = ["compare", "format_markdown", "paired_difference", "wilson", "write_comparison"]
 

@@ -1,0 +1,3 @@
+from .tools.cli import main
+
+main()
