@@ -8,8 +8,8 @@ has fast unit tests in tests/test_launch_*.py.
 """
 
 import json
-import re
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -99,7 +99,7 @@ def parse_dry_run(stdout):
             continue
         i = words.index("swift")
         env, prefix = {}, words[:i]
-        assert prefix[:1] == ["env"], line
+        assert prefix[:1] == ["env"], words
         while len(prefix) > 1 and prefix[1] == "-u":
             env[prefix[2]] = None
             prefix = [prefix[0], *prefix[3:]]
@@ -333,7 +333,7 @@ def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
     assert "serving on" in (sandbox.out / "rollout.log").read_text()
     assert "fake rlhf: step 1/1" in (sandbox.out / "train.log").read_text()
     assert "fake rlhf: step 1/1" in result.stdout  # tee'd to the terminal
-    assert "SIGKILL" not in result.stderr  # SIGTERM stopped the server: the children do not inherit a blocked mask
+    assert "sending SIGKILL" not in result.stderr  # SIGTERM stopped the server
     assert "swift rlhf" in (sandbox.out / "commands.sh").read_text()
     assert_all_stopped(sandbox)
     # Issue 16: the command that evaluates the final checkpoint, pasteable as printed.
@@ -980,8 +980,17 @@ def test_smoke_dry_run_shows_the_small_model_and_a_short_run(sandbox, script):
         assert flag(argv, "--deepspeed") == "zero3"
 
 
-def test_smoke_run_builds_the_tiny_model_and_says_what_it_proved(sandbox):
-    result = sandbox.run("countdown_3gpu.sh", SMOKE=1, timeout=120)
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """One real SMOKE=1 run of countdown_3gpu.sh (it builds the tiny model: the slow part), shared by the tests."""
+    box = Sandbox(tmp_path_factory.mktemp("smoke"))
+    result = box.run("countdown_3gpu.sh", SMOKE=1, timeout=180)
+    yield box, result
+    box.cleanup()
+
+
+def test_smoke_run_builds_the_tiny_model_and_says_what_it_proved(smoke_run):
+    sandbox, result = smoke_run
     assert result.returncode == 0, result.stderr
     assert (sandbox.out / "smoke" / "model" / "config.json").is_file()
     assert (sandbox.out / "smoke" / "data" / "train.test.jsonl").is_file()
@@ -993,10 +1002,23 @@ def test_smoke_run_builds_the_tiny_model_and_says_what_it_proved(sandbox):
         assert words in result.stderr
 
 
-def test_smoke_run_fails_without_a_checkpoint(sandbox):
+def test_smoke_run_prints_a_pasteable_evaluation_of_its_checkpoint(smoke_run):
+    # Issue 16: the exact command that evaluates the final checkpoint on the run's held-out file.
+    sandbox, result = smoke_run
+    evaluate = shlex.split(result.stdout.strip().splitlines()[-1])
+    assert evaluate[:4] == ["python", "-m", "swift_plugins", "evaluate"]
+    assert (Path(evaluate[4]) / "trainer_state.json").is_file() and evaluate[4].endswith("checkpoint-4")
+    assert flag(evaluate, "--data") == str(sandbox.out / "smoke" / "data" / "train.test.jsonl")
+    assert (flag(evaluate, "--task"), flag(evaluate, "--system")) == ("countdown", SYSTEM)
+    assert flag(evaluate, "--out") == str(sandbox.out / "eval-final")
+
+
+def test_smoke_run_fails_without_a_checkpoint(sandbox, smoke_run):
+    # A tiny model already in OUTPUT_DIR/smoke (a rerun) is reused, not rebuilt.
+    shutil.copytree(smoke_run[0].out / "smoke" / "model", sandbox.out / "smoke" / "model")
     result = sandbox.run("countdown_1gpu.sh", SMOKE=1, FAKE_TRAIN_NO_CHECKPOINT=1, timeout=120)
     assert_refused(result, "countdown_1gpu.sh", "SMOKE", "no complete checkpoint")
-    assert "SMOKE passed" not in result.stderr
+    assert "SMOKE passed" not in result.stderr and "reusing the tiny model" in result.stderr
 
 
 # ------------------------------------------------------------------- GSM8K
@@ -1103,18 +1125,19 @@ def test_local_dataset_rows_are_checked_with_the_task_rules(sandbox):
     assert not sandbox.started_pids()
 
 
-@pytest.mark.parametrize("script", ["countdown_3gpu.sh", "gsm8k_1gpu.sh"])
-def test_smoke_commands_name_each_flag_once(sandbox, script):
+def test_smoke_commands_name_each_flag_once(sandbox, smoke_run):
     # SMOKE=1 printed --max_length 2048 ... --max_length 512 (and five more flags twice) in commands.sh.
-    dry_run = sandbox.run(script, SMOKE=1, DRY_RUN=1)
-    result = sandbox.run(script, SMOKE=1, FAKE_TRAIN_EXIT=1, timeout=120)
-    assert result.returncode == 1, result.stderr
-    for text in (dry_run.stdout, (sandbox.out / "commands.sh").read_text()):
-        argv = next(words for words in shell_commands(text) if "rlhf" in words)
+    box = smoke_run[0]
+    texts = [
+        sandbox.run("gsm8k_1gpu.sh", SMOKE=1, DRY_RUN=1).stdout,
+        sandbox.run("countdown_multinode.sh", SMOKE=1, DRY_RUN=1, ROLE="train", ROLLOUT_HOST="gen0").stdout,
+    ]
+    for text in [*texts, (box.out / "commands.sh").read_text()]:
+        argv = next(words for words in shell_commands(text) if "rlhf" in words or "rollout" in words)
         names = [word for word in argv if word.startswith("--")]
         assert len(names) == len(set(names)), text
-        assert flag(argv, "--max_length") == "512" and flag(argv, "--report_to") == "none"
-    assert json.loads((sandbox.out / "commands.json").read_text())["commands"][-1]["argv"] == sandbox.record("rlhf")["argv"]
+        assert flag(argv, "--max_length") in ("512", None) and flag(argv, "--report_to") in ("none", None)
+    assert json.loads((box.out / "commands.json").read_text())["commands"][-1]["argv"] == box.record("rlhf")["argv"]
 
 
 @pytest.mark.parametrize("script", ["countdown_3gpu.sh", "countdown_1gpu.sh", "gsm8k_3gpu.sh"])
@@ -1149,7 +1172,8 @@ def test_recipes_are_thin_and_shell_holds_no_inline_programs():
     used = (SHELL / "countdown_cpu_demo.sh").read_text() + (SHELL / "countdown_cpu_smoke.sh").read_text()
     for lib in (SHELL / "lib").glob("*.sh"):
         assert lib.name in used, lib
-        for name in re.findall(r"^(\w+)\(\)", lib.read_text(), re.M) + re.findall(r"^(?:readonly )?([A-Z_]+)=", lib.read_text(), re.M):
+        text = lib.read_text()
+        for name in re.findall(r"^(\w+)\(\)", text, re.M) + re.findall(r"^(?:readonly )?([A-Z_]+)=", text, re.M):
             assert re.search(rf"\b{name}\b", used), f"{lib.name} defines {name}, which no CPU script uses"
 
 
@@ -1168,15 +1192,9 @@ def test_report_to_wandb_needs_wandb_where_swift_runs(sandbox):
     assert "wandb 0.21.0" in result.stderr and flag(sandbox.record("rlhf")["argv"], "--report_to") == "wandb"
 
 
-def test_smoke_run_prints_a_pasteable_evaluation_of_its_checkpoint(sandbox):
-    result = sandbox.run("countdown_1gpu.sh", SMOKE=1, timeout=120)
-    assert result.returncode == 0, result.stderr
-    evaluate = shlex.split(result.stdout.strip().splitlines()[-1])
-    assert evaluate[:4] == ["python", "-m", "swift_plugins", "evaluate"]
-    assert (Path(evaluate[4]) / "trainer_state.json").is_file() and evaluate[4].endswith("checkpoint-4")
-    assert flag(evaluate, "--data") == str(sandbox.out / "smoke" / "data" / "train.test.jsonl")
-    assert (flag(evaluate, "--task"), flag(evaluate, "--system")) == ("countdown", SYSTEM)
+def test_gsm8k_run_prints_its_evaluation_without_a_system_prompt(sandbox):
     result = sandbox.run("gsm8k_1gpu.sh")
     assert result.returncode == 0, result.stderr
     evaluate = shlex.split(result.stdout.strip().splitlines()[-1])
     assert flag(evaluate, "--task") == "gsm8k" and "--system" not in evaluate
+    assert flag(evaluate, "--data") == "<held-out.jsonl>" and "GSM8K's test split" in result.stderr

@@ -59,19 +59,34 @@ def model_billions(model: str) -> float | None:
     return float(match[1]) if match else None
 
 
-def advise(flags: Flags, world: int, task: str, user: set[str], smoke: bool, reference_batch: bool, console: Console) -> None:
+def advise(
+    flags: Flags, world: int, task: str, user: set[str], smoke: bool, reference_batch: bool, console: Console
+) -> None:
     """Print the warnings (and the checkpoint size note) for a ``swift rlhf`` command over ``world`` processes."""
     if "output_dir" in user:
-        console.warn("--output_dir in the extra arguments: checkpoints go there but logs stay in OUTPUT_DIR; prefer OUTPUT_DIR=...")
+        console.warn(
+            "--output_dir in the extra arguments: checkpoints go there but logs stay in OUTPUT_DIR; "
+            "prefer OUTPUT_DIR=..."
+        )
     steps = total_steps(flags, world)
     save = _number(flags.value("save_steps"))
     if steps is not None and save is not None and save > steps:
-        console.warn(f"save_steps={save} exceeds the {steps} optimizer steps of this run: no intermediate checkpoint will be saved")
+        console.warn(
+            f"save_steps={save} exceeds the {steps} optimizer steps of this run: "
+            "no intermediate checkpoint will be saved"
+        )
     lr, beta = _number(flags.value("learning_rate")), _number(flags.value("beta") or "0.04")  # ms-swift's default beta
-    if task == "countdown" and lr is not None and beta is not None and lr >= Fraction("1e-6") and beta >= Fraction("0.04"):
+    if (
+        task == "countdown"
+        and lr is not None
+        and beta is not None
+        and lr >= Fraction("1e-6")
+        and beta >= Fraction("0.04")
+    ):
         console.warn(
             f"learning_rate={flags.value('learning_rate')} with beta={flags.value('beta') or '0.04'} is in the range "
-            "known to collapse on Countdown (lr >= 1e-6 with beta >= 0.04); the reference recipe uses lr 5e-7, beta 0.001"
+            "known to collapse on Countdown (lr >= 1e-6 with beta >= 0.04); "
+            "the reference recipe uses lr 5e-7, beta 0.001"
         )
     _checkpoint_size(flags, console)
     if reference_batch and not smoke:
@@ -113,10 +128,12 @@ def _global_batch(flags: Flags, world: int, reference: int, steps: int | None, c
         )
     else:
         keep = (
-            f"no batch split over {world} processes gives {reference}: scale --learning_rate by {completions}/{reference} "
+            f"no batch split over {world} processes gives {reference}: "
+            f"scale --learning_rate by {completions}/{reference} "
             f"(linear rule) or use a process count that divides {reference}"
         )
     console.warn(
-        f"{world} training processes x {batch} x {accumulation} = {completions} completions per optimizer step, not the "
+        f"{world} training processes x {batch} x {accumulation} = {completions} completions per optimizer step, "
+        "not the "
         f"reference's {reference}{f': {steps} steps' if steps else ''} at a learning rate tuned for {reference}; {keep}"
     )

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .flags import Flags
 from .presets import PRESETS, Preset
-from .settings import Settings, SettingError
+from .settings import SettingError, Settings
 
 __all__ = [
     "UNSET_ENV",
@@ -108,7 +108,8 @@ def trainer_flags(settings: Settings, extra: Sequence[str]) -> Flags:
     flags = Flags(["--rlhf_type", "grpo"])
     flags.update(_task_words(settings, preset))
     flags.update(_eval_words(settings, preset))
-    flags.update(_colocate_words(settings, preset) if settings.layout == "colocate" else _server_words(settings, preset))
+    layout = _colocate_words if settings.layout == "colocate" else _server_words
+    flags.update(layout(settings, preset))
     if settings.smoke:
         flags.update(_smoke_words(preset))
     _check_extra(settings, extra)

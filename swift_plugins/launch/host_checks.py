@@ -52,7 +52,9 @@ def check_gpus(requested: Mapping[str, Iterable[str]]) -> None:
     (nvidia-smi ignores CUDA_VISIBLE_DEVICES), an id the prefix of one of its GPU or MIG UUIDs."""
     smi = shutil.which("nvidia-smi")
     if smi is None:
-        raise SettingError("nvidia-smi not found on PATH: no NVIDIA driver here? (DRY_RUN=1 prints the commands without GPU checks)")
+        raise SettingError(
+            "nvidia-smi not found on PATH: no NVIDIA driver here? (DRY_RUN=1 prints the commands without GPU checks)"
+        )
     listed = _run([smi, "--query-gpu=index", "--format=csv,noheader"], "nvidia-smi")
     if listed.returncode:
         raise SettingError(f"nvidia-smi failed: {((listed.stderr or listed.stdout).strip().splitlines() or [''])[0]}")
@@ -68,7 +70,9 @@ def check_gpus(requested: Mapping[str, Iterable[str]]) -> None:
                     f"{name}={value} needs GPU {gpu} but nvidia-smi lists {len(indices)} GPU(s): {','.join(indices)}"
                 )
             if not gpu.isdigit() and not any(uuid.startswith(gpu) for uuid in uuids):
-                raise SettingError(f"{name}={value} needs {gpu} but no GPU or MIG device of nvidia-smi -L has that UUID")
+                raise SettingError(
+                    f"{name}={value} needs {gpu} but no GPU or MIG device of nvidia-smi -L has that UUID"
+                )
 
 
 def swift_interpreter() -> tuple[str, str]:
@@ -104,9 +108,13 @@ def check_swift(modules: Iterable[str], extras: Mapping[str, str], repo: Path, c
     found = json.loads(line[2:])
     ok, version = found.pop("swift")
     if not ok:
-        raise SettingError(f"cannot import swift with {python} (the interpreter of {swift}): broken ms-swift install? ({version})")
+        raise SettingError(
+            f"cannot import swift with {python} (the interpreter of {swift}): broken ms-swift install? ({version})"
+        )
     if version.split(".")[0] != "4":
-        raise SettingError(f"ms-swift {version} found ({swift}); these recipes need ms-swift 4.x (pip install 'ms-swift>=4,<5')")
+        raise SettingError(
+            f"ms-swift {version} found ({swift}); these recipes need ms-swift 4.x (pip install 'ms-swift>=4,<5')"
+        )
     console.note(f"ms-swift {version} ({swift})")
     for name, (ok, detail) in found.items():
         if not ok and name in extras:
@@ -147,4 +155,6 @@ def check_ports(ports: Iterable[tuple[str, int, bool, str]]) -> None:
     """Every ``(SETTING, port, reuse, what it is)`` must be free."""
     for name, port, reuse, what in ports:
         if not port_is_free(port, reuse):
-            raise SettingError(f"{name}={port} is already in use on this host ({what}); free it or choose another {name}")
+            raise SettingError(
+                f"{name}={port} is already in use on this host ({what}); free it or choose another {name}"
+            )

@@ -18,7 +18,7 @@ from .commands import Command
 from .console import Console
 from .flags import Flags
 from .presets import PRESETS
-from .settings import Settings, SettingError
+from .settings import SettingError, Settings
 
 __all__ = ["REPORT_TO_VALUES", "check_batches", "check_lengths", "check_paths", "check_plan", "check_report_to"]
 
@@ -32,7 +32,9 @@ LOCAL_PREFIXES = ("/", "./", "../", "~")
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
 
 
-def check_plan(settings: Settings, trainer: Command | None, rollout: Command | None, user: set[str], console: Console) -> None:
+def check_plan(
+    settings: Settings, trainer: Command | None, rollout: Command | None, user: set[str], console: Console
+) -> None:
     """Every check that needs no GPU, no port and no ms-swift; ``user`` names the flags the user passed."""
     plugin = settings.repo / "swift_plugins" / "plugin.py"
     if not plugin.is_file():
@@ -165,9 +167,9 @@ def _check_rows(task: str, path: Path, name: str, console: Console) -> None:
         else:
             from ..gsm8k.data import GSM8K as TASK
         rows = iter(read_rows(path))
-        where, first = next(rows, (str(path), {}))
-        TASK.check_columns(first, str(path))
-        for where, row in [(where, first), *rows]:
+        start = next(rows, (str(path), {}))
+        TASK.check_columns(start[1], str(path))
+        for where, row in [start, *rows]:
             TASK.check_row(row, where)
     except ImportError as error:
         console.note(f"{name}: rows not checked ({error}; the launcher's python lacks it)")

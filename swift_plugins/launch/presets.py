@@ -53,14 +53,14 @@ COUNTDOWN = Preset(
         "--max_completion_length", "1024",
         "--num_generations", "8",
         "--num_train_epochs", "1",
-    ),  # fmt: skip
+    ),
     server_args=(
         "--per_device_train_batch_size", "8",
         "--per_device_eval_batch_size", "8",
         "--gradient_accumulation_steps", "8",
         "--learning_rate", "5e-7",
         "--beta", "0.001",
-    ),  # fmt: skip
+    ),
     # LoRA updates a small low-rank delta, so it takes a larger learning rate
     # than the full fine-tune.  Micro-batches of 4 keep the 150k-vocabulary
     # logits small: 4 x 16 = 64 completions (8 prompts of 8) per step.  With
@@ -72,7 +72,7 @@ COUNTDOWN = Preset(
         "--gradient_accumulation_steps", "16",
         "--learning_rate", "1e-5",
         "--beta", "0.001",
-    ),  # fmt: skip
+    ),
     reference_completions=128,
     eval_steps=500,  # the ms-swift doc evaluated every 500 steps
     vllm_max_model_len=4096,
@@ -95,14 +95,14 @@ GSM8K = Preset(
         "--num_generations", "12",
         "--max_steps", "500",
         "--epsilon", "0.1",
-    ),  # fmt: skip
+    ),
     server_args=(
         "--per_device_train_batch_size", "6",
         "--per_device_eval_batch_size", "6",
         "--gradient_accumulation_steps", "7",
         "--learning_rate", "5e-6",
         "--beta", "0.04",
-    ),  # fmt: skip
+    ),
     # One GPU, LoRA (the seed document trained GSM8K with LoRA): the same 84
     # completions per step as 6 x 14.  LoRA's best learning rate is about 10x
     # the full fine-tune's (Schulman et al., "LoRA Without Regret", 2025): 5e-5.
@@ -112,7 +112,7 @@ GSM8K = Preset(
         "--gradient_accumulation_steps", "14",
         "--learning_rate", "5e-5",
         "--beta", "0.04",
-    ),  # fmt: skip
+    ),
     reference_completions=84,
     eval_steps=100,
     vllm_max_model_len=2048,

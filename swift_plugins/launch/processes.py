@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -36,14 +37,14 @@ __all__ = [
 ]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-POLL_SECONDS = 0.2
+POLL_SECONDS = 0.1
 
 
 class LaunchError(PluginError):
     """A started process failed (the server died, never became healthy, left no checkpoint)."""
 
 
-class Interrupted(Exception):  # noqa: N818 - a signal, not an error
+class Interrupted(Exception):
     """SIGINT, SIGTERM or SIGHUP reached the launcher; ``status`` is the shell's 128 + signal number."""
 
     def __init__(self, signum: int) -> None:
@@ -150,10 +151,8 @@ class Children:
                 )
                 _signal_all(pids, signal.SIGKILL)
         for process in self.processes:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # unkillable (D state): nothing more to do
                 process.wait(timeout=5)
-            except subprocess.TimeoutExpired:  # unkillable (D state): nothing more to do
-                pass
 
     def _reap(self) -> None:
         for process in self.processes:
@@ -162,10 +161,8 @@ class Children:
 
 def _signal_all(pids: set[int], signum: int) -> None:
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
 
 
 def show_tail(log: Path, title: str, lines: int, console: Console) -> None:
@@ -178,7 +175,9 @@ def show_tail(log: Path, title: str, lines: int, console: Console) -> None:
     console.note(f"---- end of {title} ----")
 
 
-def wait_for_health(url: str, timeout: int, server: subprocess.Popen | None, log: Path, lines: int, console: Console) -> None:
+def wait_for_health(
+    url: str, timeout: int, server: subprocess.Popen | None, log: Path, lines: int, console: Console
+) -> None:
     """Poll ``url`` until it answers 200, bypassing any proxy; fail when ``server`` exits or ``timeout`` passes."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no http_proxy, whatever the env says
     deadline = time.monotonic() + timeout
@@ -190,7 +189,7 @@ def wait_for_health(url: str, timeout: int, server: subprocess.Popen | None, log
         try:
             with opener.open(url, timeout=3) as response:
                 healthy = response.status == 200
-        except Exception:  # noqa: BLE001 - refused, reset, timed out, HTTP error: not healthy yet
+        except Exception:
             healthy = False
         if healthy:
             console.note(f"rollout server is healthy: {url}")
@@ -198,12 +197,19 @@ def wait_for_health(url: str, timeout: int, server: subprocess.Popen | None, log
         if time.monotonic() >= deadline:
             if server is not None:
                 show_tail(log, "rollout server", lines, console)
-            raise LaunchError(f"rollout server not healthy after {timeout}s ({url}); raise ROLLOUT_TIMEOUT if it is still loading")
+            raise LaunchError(
+                f"rollout server not healthy after {timeout}s ({url}); raise ROLLOUT_TIMEOUT if it is still loading"
+            )
         time.sleep(POLL_SECONDS)
 
 
 def follow_trainer(
-    trainer: subprocess.Popen, log: Path, server: subprocess.Popen | None, server_log: Path, lines: int, console: Console
+    trainer: subprocess.Popen,
+    log: Path,
+    server: subprocess.Popen | None,
+    server_log: Path,
+    lines: int,
+    console: Console,
 ) -> int:
     """Copy the trainer's log to stdout until it exits; return its status.  A rollout server that dies meanwhile
     aborts the run: the trainer would otherwise hang until its own vLLM timeout."""

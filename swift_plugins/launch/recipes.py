@@ -24,11 +24,14 @@ from .plan_checks import check_plan
 from .processes import Children, follow_trainer, serve_until_stopped, wait_for_health
 from .results import build_smoke, report_success, smoke_builds
 from .runs import keep_previous, resume_flags, write_record
-from .settings import Settings, SettingError
+from .settings import SettingError, Settings
 
 __all__ = ["launch"]
 
-REUSED_PORT = "the rollout server's HTTP port; after a previous run it may linger ~60s in TIME_WAIT, and ms-swift would then silently switch ports"
+REUSED_PORT = (
+    "the rollout server's HTTP port; after a previous run it may linger ~60s in TIME_WAIT, "
+    "and ms-swift would then silently switch ports"
+)
 
 
 def _commands(settings: Settings, extra: Sequence[str]) -> tuple[Command | None, Command | None]:
@@ -108,7 +111,10 @@ def _run(settings: Settings, rollout: Command | None, trainer: Command | None, p
     lines = settings.log_tail_lines
     server = None
     if rollout is not None:
-        server = start(rollout, f"rollout server on GPU{'s' if len(settings.rollout_gpus) > 1 else ''} {','.join(settings.rollout_gpus)}")
+        server = start(
+            rollout,
+            f"rollout server on GPU{'s' if len(settings.rollout_gpus) > 1 else ''} {','.join(settings.rollout_gpus)}",
+        )
         wait_for_health(_health_url(settings), settings.rollout_timeout, server, Path(rollout.log), lines, console)
     if trainer is None:
         console.note(
@@ -182,9 +188,15 @@ def _smoke_proof(settings: Settings, python: str) -> list[str]:
             "the new LoRA weights",
         ]
     if settings.layout == "train":
-        where = f"the rollout server at {settings.rollout_host}:{settings.rollout_port} answered /health/ from this node"
+        where = (
+            f"the rollout server at {settings.rollout_host}:{settings.rollout_port} answered /health/ from this node"
+        )
         ran = f"the trainer ran on {settings.nnodes} node(s) x GPUs {gpus} (DeepSpeed ZeRO-3)"
     else:
         where = f"swift rollout started vLLM on GPU {settings.rollout_gpus[0]} and answered {_health_url(settings)}"
         ran = f"the trainer ran on GPUs {gpus} ({len(settings.train_gpus)} processes, DeepSpeed ZeRO-3)"
-    return [f"vLLM and DeepSpeed import with {python}", where, f"{ran}, took its completions from the server and {sync}"]
+    return [
+        f"vLLM and DeepSpeed import with {python}",
+        where,
+        f"{ran}, took its completions from the server and {sync}",
+    ]

@@ -1,8 +1,9 @@
 """The smoke run's model and data, what a finished run reports, and how to evaluate its final checkpoint.
 
 >>> from .flags import Flags
->>> print(evaluation_command("countdown", Flags(["--system", "Think first."]), Path("/r/v0-1/checkpoint-9"), Path("/r")))
-python -m swift_plugins evaluate /r/v0-1/checkpoint-9 --task countdown --data '<held-out.jsonl>' --out /r/eval-final --system 'Think first.'
+>>> command = evaluation_command("gsm8k", Flags(["--system", "Be brief."]), Path("/r/v0/checkpoint-9"), Path("/r"))
+>>> command.split(" --out")[0]
+"python -m swift_plugins evaluate /r/v0/checkpoint-9 --task gsm8k --data '<held-out.jsonl>'"
 """
 
 from __future__ import annotations
@@ -17,19 +18,22 @@ from .processes import LaunchError
 from .runs import newest_checkpoint
 from .settings import Settings
 
-__all__ = ["HELD_OUT", "evaluation_command", "report_success", "smoke_builds"]
+__all__ = ["HELD_OUT", "build_smoke", "evaluation_command", "report_success", "smoke_builds"]
 
 TINY_MODEL = ("swift_plugins", "tiny-model")  # make smoke's tiny random Qwen2.5-shaped model
 HELD_OUT = "<held-out.jsonl>"  # printed when the run had no local held-out file (see the README)
 HELD_OUT_HINTS = {
-    "countdown": "held-out puzzles, e.g. python -m swift_plugins.countdown generate --num 1000 --seed 1 --out held-out.jsonl",
+    "countdown": "held-out puzzles, e.g. "
+    "python -m swift_plugins.countdown generate --num 1000 --seed 1 --out held-out.jsonl",
     "gsm8k": "a local copy of GSM8K's test split (question/answer rows, see the README)",
 }
 
 
 def smoke_builds(settings: Settings, python: str) -> list[list[str]]:
-    """The commands that build the smoke run's tiny model (and, for Countdown, its data) with ``python``."""
-    commands = [[python, "-m", *TINY_MODEL, settings.model]]
+    """The commands that build the smoke run's tiny model (unless a rerun finds it built: it is seeded, and
+    written under a temporary name first) and, for Countdown, its data, with ``python``."""
+    reuse = (Path(settings.model) / "config.json").is_file()
+    commands = [] if reuse else [[python, "-m", *TINY_MODEL, settings.model]]
     if settings.smoke_dir is not None and settings.dataset.startswith(str(settings.smoke_dir)):
         commands.append(
             [python, "-m", "swift_plugins.countdown", "generate", "--num", "64", "--test-size", "16", "--seed", "0",
@@ -39,11 +43,17 @@ def smoke_builds(settings: Settings, python: str) -> list[list[str]]:
 
 
 def build_smoke(settings: Settings, python: str, console: Console) -> None:
-    console.note(f"SMOKE: building the tiny model and data under {settings.smoke_dir}")
-    for argv in smoke_builds(settings, python):
+    """Run :func:`smoke_builds`, saying what it does."""
+    if (Path(settings.model) / "config.json").is_file():
+        console.note(f"SMOKE: reusing the tiny model in {settings.model}")
+    builds = smoke_builds(settings, python)
+    if builds:
+        console.note(f"SMOKE: building the {' and '.join(argv[3] for argv in builds)} under {settings.smoke_dir}")
+    for argv in builds:
         if subprocess.run(argv, stdout=subprocess.DEVNULL).returncode:
             raise LaunchError(
-                f"SMOKE: {shlex.join(argv[1:4])} failed (this package and its [gpu] extra must be installed for {python})"
+                f"SMOKE: {shlex.join(argv[1:4])} failed "
+                f"(this package and its [gpu] extra must be installed for {python})"
             )
 
 

@@ -24,7 +24,7 @@ from ..core.files import write_text
 from .commands import Command
 from .console import Console
 from .flags import Flags
-from .settings import Settings, SettingError
+from .settings import SettingError, Settings
 
 __all__ = [
     "RESUME_ENV",

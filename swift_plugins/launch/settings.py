@@ -6,10 +6,10 @@ Every setting is checked here, before anything starts or is written; a bad one r
 >>> s = Settings.from_env("countdown_1gpu", {"OUTPUT_DIR": "/runs/a", "GPU": "1", "DRY_RUN": "yes"}, Path("/repo"))
 >>> s.train_gpus, s.dry_run, s.model
 (('1',), True, 'Qwen/Qwen2.5-3B-Instruct')
->>> Settings.from_env("countdown_1gpu", {"DRY_RUN": "y"}, Path("/repo"))
+>>> Settings.from_env("countdown_1gpu", {"DRY_RUN": "y"}, Path("/repo"))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-swift_plugins.launch.settings.SettingError: DRY_RUN='y' is not a yes/no value: use 1, true or yes (on), 0, false or no (off)
+swift_plugins.launch.settings.SettingError: DRY_RUN='y' is not a yes/no value: use 1, true or yes (on), ...
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..core.errors import PluginError
 
-__all__ = ["RECIPES", "Settings", "SettingError", "parse_bool", "parse_gpus", "split_words"]
+__all__ = ["RECIPES", "SettingError", "Settings", "parse_bool", "parse_gpus", "split_words"]
 
 # recipe -> (task, layout); the multi-node recipe takes TASK and ROLE from the environment.
 RECIPES = {
@@ -35,7 +35,8 @@ RECIPES = {
     "countdown_multinode": (None, "multinode"),
 }
 BOOLEANS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
-# A GPU is an index or an id as CUDA_VISIBLE_DEVICES takes it: GPU-<uuid> (or a prefix), MIG-<uuid>, MIG-GPU-<uuid>/<gi>/<ci>.
+# A GPU is an index or an id as CUDA_VISIBLE_DEVICES takes it: GPU-<uuid> (or a prefix), MIG-<uuid>,
+# MIG-GPU-<uuid>/<gi>/<ci>.
 GPU_ITEM = re.compile(r"0|[1-9][0-9]*|(GPU|MIG)-[A-Za-z0-9][A-Za-z0-9/_-]*")
 
 
@@ -78,7 +79,9 @@ def parse_gpus(name: str, value: str, inherited: str | None) -> tuple[str, ...]:
     if inherited is None:
         return items
     if not inherited:
-        raise SettingError("CUDA_VISIBLE_DEVICES is set but empty (no GPU visible): unset it, or set it to the GPUs this job may use")
+        raise SettingError(
+            "CUDA_VISIBLE_DEVICES is set but empty (no GPU visible): unset it, or set it to the GPUs this job may use"
+        )
     given = _gpu_list("CUDA_VISIBLE_DEVICES", inherited)
     resolved = []
     for item in items:
@@ -98,7 +101,9 @@ def parse_gpus(name: str, value: str, inherited: str | None) -> tuple[str, ...]:
 def _gpu_list(name: str, value: str) -> tuple[str, ...]:
     items = tuple(value.split(","))
     if not all(GPU_ITEM.fullmatch(item) for item in items):
-        raise SettingError(f"{name}={value!r} is not a comma-separated list of GPU indices or ids such as 0,1 or GPU-<uuid>")
+        raise SettingError(
+            f"{name}={value!r} is not a comma-separated list of GPU indices or ids such as 0,1 or GPU-<uuid>"
+        )
     twice = [item for item in items if items.count(item) > 1]
     if twice:
         raise SettingError(f"{name}={value!r} lists GPU {twice[0]} twice")
@@ -235,10 +240,13 @@ def _check_renamed_ports(env: Mapping[str, str], layout: str) -> None:
     if layout in ("server", "rollout", "train") and "VLLM_PORT" in env and not env.get("ROLLOUT_PORT"):
         raise SettingError(
             f"VLLM_PORT is set ({env['VLLM_PORT']!r}): the rollout HTTP port is now ROLLOUT_PORT (vLLM reads "
-            "VLLM_PORT as the base of its internal ports, which breaks the server); use ROLLOUT_PORT=... and unset VLLM_PORT"
+            "VLLM_PORT as the base of its internal ports, which breaks the server); "
+            "use ROLLOUT_PORT=... and unset VLLM_PORT"
         )
     if "VLLM_GROUP_PORT" in env:
-        raise SettingError(f"VLLM_GROUP_PORT is now ROLLOUT_GROUP_PORT; use ROLLOUT_GROUP_PORT={env['VLLM_GROUP_PORT']}")
+        raise SettingError(
+            f"VLLM_GROUP_PORT is now ROLLOUT_GROUP_PORT; use ROLLOUT_GROUP_PORT={env['VLLM_GROUP_PORT']}"
+        )
 
 
 def _output_dir(recipe: str, env: Mapping[str, str], repo: Path, smoke: bool, resume: bool) -> Path:
