@@ -659,7 +659,8 @@ def test_multinode_train_times_out_without_server(sandbox):
 
 
 def test_flags_parse_with_installed_ms_swift(sandbox):
-    """Every flag the recipes pass exists in the installed ms-swift 4.x argument dataclasses."""
+    """Every flag the recipes pass exists in the installed ms-swift 4.x argument dataclasses, once; the launcher's
+    batch check agrees with ms-swift's (swift/rlhf_trainers/args_mixin.py) on a grid of batch shapes."""
     commands = []
     for script, env in [
         ("countdown_3gpu.sh", {}),
@@ -683,16 +684,47 @@ def test_flags_parse_with_installed_ms_swift(sandbox):
         names = [word.split("=")[0] for word in argv if word.startswith("--")]
         assert len(names) == len(set(names)), (sub, sorted(n for n in names if names.count(n) > 1))
     check = """
-import json, sys
+import itertools, json, sys
+from types import SimpleNamespace
 from transformers import HfArgumentParser
 from swift.arguments import RLHFArguments, RolloutArguments
+from swift.rlhf_trainers.args_mixin import RolloutTrainerArgumentsMixin
 from swift.utils.utils import _patch_get_type_hints
+from swift_plugins.launch.flags import Flags
+from swift_plugins.launch.plan_checks import check_batches
+from swift_plugins.launch.settings import SettingError
 bad = []
 for sub, argv in json.loads(sys.argv[1]):
     with _patch_get_type_hints():  # as swift.utils.parse_args builds its parser
         parser = HfArgumentParser([RLHFArguments if sub == "rlhf" else RolloutArguments])
     _, unknown = parser.parse_known_args(argv)
     bad += [(sub, u) for u in unknown]
+# The launcher's batch check refuses exactly what ms-swift's own check refuses.
+for world, batch, steps, generations, eval_batch, evaluates in itertools.product(
+    (1, 2, 3, 16), (1, 4, 6, 8), (1, 2, 7, 8), (1, 5, 7, 8, 12), (4, 6, 8), (False, True)
+):
+    args = SimpleNamespace(
+        num_generations=generations, world_size=world, per_device_train_batch_size=batch,
+        gradient_accumulation_steps=steps, generation_batch_size=None, steps_per_generation=None,
+        eval_strategy="steps" if evaluates else "no", num_generations_eval=None, per_device_eval_batch_size=eval_batch,
+    )
+    try:
+        RolloutTrainerArgumentsMixin._init_generation_batch_params(args)
+        swift_accepts = True
+    except ValueError:
+        swift_accepts = False
+    flags = Flags([
+        "--per_device_train_batch_size", str(batch), "--gradient_accumulation_steps", str(steps),
+        "--num_generations", str(generations), "--per_device_eval_batch_size", str(eval_batch),
+        *(["--split_dataset_ratio", "0.01"] if evaluates else ["--eval_strategy", "no"]),
+    ])
+    try:
+        check_batches(flags, world, set())
+        launcher_accepts = True
+    except SettingError:
+        launcher_accepts = False
+    if swift_accepts != launcher_accepts:
+        bad.append(("batch", vars(args)))
 print(json.dumps(bad))
 """
     result = subprocess.run(
@@ -701,7 +733,7 @@ print(json.dumps(bad))
         text=True,
         timeout=180,
         cwd=sandbox.tmp,
-        env={**os.environ, "PYTHONPATH": ""},
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []

@@ -23,7 +23,11 @@ class Console:
         self.stream = stream
 
     def note(self, message: str) -> None:
-        print(f"{self.script}: {message}", file=self.stream or sys.stderr, flush=True)
+        self.show(f"{self.script}: {message}")
+
+    def show(self, text: str) -> None:
+        """``text`` as it is (a log's tail), without the script's name."""
+        print(text, file=self.stream or sys.stderr, flush=True)
 
     def warn(self, message: str) -> None:
         self.note(f"warning: {message}")

@@ -171,7 +171,7 @@ def show_tail(log: Path, title: str, lines: int, console: Console) -> None:
         return
     tail = log.read_text(errors="replace").splitlines()[-lines:]
     console.note(f"---- last {lines} lines of {title} ({log}) ----")
-    print("\n".join(tail), file=sys.stderr)
+    console.show("\n".join(tail))
     console.note(f"---- end of {title} ----")
 
 
