@@ -30,7 +30,7 @@
 # Extra flags (ROLE=train) go to `swift rlhf`, replacing the value of a flag the
 # recipe sets.  Extra `swift rollout` flags go in ROLLOUT_ARGS.
 # More training processes than the reference's 2 multiply the completions per
-# step (2 x 8 GPUs: 1024, 387 steps): the launcher warns and names the
+# step (2 x 8 GPUs: 1024, 386 steps): the launcher warns and names the
 # --gradient_accumulation_steps that keeps the reference's 128.
 #
 # Environment (default):

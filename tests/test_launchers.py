@@ -507,9 +507,9 @@ def test_no_warnings_with_defaults(sandbox):
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["--save_steps", "5000"], ["save_steps=5000", "3094 optimizer steps"]),  # 49500 rows after the 1% held out
+        (["--save_steps", "5000"], ["save_steps=5000", "3093 optimizer steps"]),  # 49500 rows after the 1% held out
         (["--max_steps", "50"], ["save_steps=100", "50 optimizer steps"]),
-        (["--dataset", "zouxuhong/Countdown-Tasks-3to4#1000"], ["save_steps=100", "62 optimizer steps"]),
+        (["--dataset", "zouxuhong/Countdown-Tasks-3to4#1000"], ["save_steps=100", "61 optimizer steps"]),
         (["--learning_rate", "1e-6", "--beta", "0.04"], ["learning_rate=1e-6", "beta=0.04", "collapse"]),
     ],
 )
@@ -529,9 +529,9 @@ def test_output_dir_in_extra_args_warns(sandbox):
 
 
 def test_save_steps_warning_counts_training_gpus(sandbox):
-    # 4 trainer GPUs: 8 * 8 * 4 / 8 = 32 prompts per step, (50000 - 500 held out) / 32 -> 1547 steps.
+    # 4 trainer GPUs: 8 * 8 * 4 / 8 = 32 prompts per step, (50000 - 500 held out) // 32 = 1546 steps.
     result = sandbox.run("countdown_3gpu.sh", "--save_steps", "2000", DRY_RUN=1, ROLLOUT_GPU=4, TRAIN_GPUS="0,1,2,3")
-    assert "1547 optimizer steps" in result.stderr
+    assert "1546 optimizer steps" in result.stderr
 
 
 # ------------------------------------------------------------------------ 1-GPU
@@ -890,7 +890,7 @@ def test_multinode_warns_that_more_gpus_change_the_schedule(sandbox):
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
     assert len(warnings) == 1, result.stderr
-    for words in ("16 training processes", "1024 completions", "387 steps", "128", "--gradient_accumulation_steps 1"):
+    for words in ("16 training processes", "1024 completions", "386 steps", "128", "--gradient_accumulation_steps 1"):
         assert words in warnings[0]
 
 
@@ -1169,7 +1169,8 @@ def test_smoke_commands_name_each_flag_once(sandbox, smoke_run):
         names = [word for word in argv if word.startswith("--")]
         assert len(names) == len(set(names)), text
         assert flag(argv, "--max_length") in ("512", None) and flag(argv, "--report_to") in ("none", None)
-    assert json.loads((box.out / "commands.json").read_text())["commands"][-1]["argv"] == box.record("rlhf")["argv"]
+    recorded = json.loads((box.out / "commands.json").read_text())["commands"][-1]["argv"]
+    assert recorded == ["swift", "rlhf", *box.record("rlhf")["argv"]]
 
 
 @pytest.mark.parametrize("script", ["countdown_3gpu.sh", "countdown_1gpu.sh", "gsm8k_3gpu.sh"])
@@ -1183,7 +1184,7 @@ def test_server_flag_refusal_names_only_settings_of_this_recipe(sandbox, script)
 
 
 def test_multinode_help_gives_the_steps_the_launcher_prints(sandbox):
-    # The help said 391 steps where the launcher printed 387.
+    # The help said 391 steps where the launcher printed 387 (ms-swift runs 386: the last partial group is dropped).
     help_steps = re.findall(r"1024, (\d+) steps", sandbox.run("countdown_multinode.sh", "--help").stdout)
     result = sandbox.run(
         "countdown_multinode.sh", DRY_RUN=1, ROLE="train", ROLLOUT_HOST="gen0", NNODES=2, MASTER_ADDR="node0"

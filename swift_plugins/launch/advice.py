@@ -4,7 +4,7 @@ collapse, a global batch other than the reference's, checkpoints that fill the d
 >>> from .flags import Flags
 >>> total_steps(Flags(["--dataset", "d#50000", "--split_dataset_ratio", "0.01", "--per_device_train_batch_size", "8",
 ...                    "--gradient_accumulation_steps", "8", "--num_generations", "8", "--num_train_epochs", "1"]), 2)
-3094
+3093
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ def total_steps(flags: Flags, world: int) -> int | None:
     """Optimizer steps of a GRPO run, or None when unknown.
 
     Each step consumes per_device_train_batch_size x gradient_accumulation_steps x world completions, i.e. that
-    / num_generations prompts.  --max_steps wins; the rows come from the ``#N`` suffixes of --dataset (unknown
-    without them), less ceil(rows x split_dataset_ratio) held out (datasets' train_test_split).
+    / num_generations prompts; the last, incomplete group of prompts is dropped (TRL's RepeatSampler).
+    --max_steps wins; the rows come from the ``#N`` suffixes of --dataset (unknown without them), less
+    ceil(rows x split_dataset_ratio) held out (datasets' train_test_split).
     """
     max_steps = _number(flags.value("max_steps"))
     if max_steps is not None and max_steps > 0:
@@ -46,7 +47,7 @@ def total_steps(flags: Flags, world: int) -> int | None:
     batch, accumulation, generations, epochs = numbers
     prompts = batch * accumulation * world / generations
     held_out = math.ceil(rows * (_number(flags.value("split_dataset_ratio")) or 0))
-    return math.ceil(epochs * (rows - held_out) / prompts) if prompts > 0 else None
+    return math.floor(epochs * (rows - held_out) / prompts) if prompts > 0 else None
 
 
 def model_billions(model: str) -> float | None:
