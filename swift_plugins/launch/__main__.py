@@ -35,7 +35,10 @@ def main(argv: list[str]) -> int:
         return 2
     recipe, extra = argv[0], argv[1:]
     if extra[:1] in (["-h"], ["--help"]):
-        print(usage(REPO / "shell" / f"{recipe}.sh"))
+        try:
+            print(usage(REPO / "shell" / f"{recipe}.sh"), flush=True)
+        except BrokenPipeError:  # `--help | head`
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     with Children(Console(f"{recipe}.sh"), grace=10) as children:
         try:

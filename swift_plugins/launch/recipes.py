@@ -82,7 +82,7 @@ def launch(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path
         _print_dry_run(settings, commands, console)
         return 0
 
-    modules = ["vllm"] if rollout or flags.value("use_vllm") == "true" else []
+    modules = ["vllm"] if rollout or (flags.value("use_vllm") or "").lower() in ("true", "1") else []
     modules += ["deepspeed"] if flags.value("deepspeed") else []
     extras = {name: f"REPORT_TO={name}" for name in ("wandb", "swanlab") if name in (flags.values("report_to") or [])}
     check_gpus(_gpu_settings(settings))
