@@ -50,7 +50,8 @@ class Sample:
 
 def _puzzle(row: dict[str, Any], where: str) -> tuple[list[int], int]:
     if "nums" in row and "target" in row:
-        return check_row(row["nums"], row["target"], where)
+        checked = check_row(row, where)
+        return checked["nums"], checked["target"]
     prompts = [m.get("content") for m in row.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
     puzzle = next(filter(None, map(puzzle_from_prompt, filter(None, prompts))), None)
     if puzzle is None:
@@ -139,5 +140,10 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def sample_record(sample: Sample) -> dict[str, Any]:
-    """One line of the per-example file."""
-    return {**asdict(sample), "nums": list(sample.nums)}
+    """One line of the per-example file; ``key`` identifies the puzzle (what ``compare`` pairs stages by).
+
+    >>> sample_record(Sample("r.jsonl:1", (6, 2, 6), 24, "correct", True, False))["key"]
+    [[2, 6, 6], 24]
+    """
+    nums, target = sample.key
+    return {**asdict(sample), "nums": list(sample.nums), "key": [list(nums), target]}

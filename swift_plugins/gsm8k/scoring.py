@@ -34,7 +34,7 @@ from typing import Any
 from ..core.errors import DataError
 from ..core.files import read_rows
 from ..core.scoring import ends_inside_block, rate, summarise, summary_lines, table_lines
-from .rewards import judge_gsm8k, reasoning_answer_format_reward
+from .rewards import judge, reasoning_answer_format_reward
 
 __all__ = [
     "HARNESS_METRICS",
@@ -132,7 +132,7 @@ def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> list[Sample
         if not isinstance(response, str):
             raise DataError(f"{where}: no 'response' text (is this a swift infer result file?)")
         reference = _reference(row, where)
-        verdict = judge_gsm8k(response, row.get("final_answer"), reference)
+        verdict = judge(response, row.get("final_answer"), reference)
         samples.append(
             Sample(
                 source=where,
@@ -177,5 +177,5 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def sample_record(sample: Sample) -> dict[str, Any]:
-    """One line of the per-example file."""
-    return asdict(sample)
+    """One line of the per-example file; ``key`` identifies the question (what ``compare`` pairs stages by)."""
+    return {**asdict(sample), "key": sample.key}
