@@ -23,12 +23,13 @@ from typing import Any
 
 from ..core.errors import DataError
 from ..core.files import read_rows
-from ..core.scoring import ends_inside_block, is_correct, rate, summarise, summary_lines, table_lines
-from .data import check_row, puzzle_from_prompt, puzzle_key
+from ..core.scoring import is_correct, is_truncated, rate, summarise, summary_lines, table_lines
+from .data import COUNTDOWN, check_row, puzzle_from_prompt, puzzle_key
 from .rewards import is_well_formatted, judge
 
-__all__ = ["Sample", "format_report", "load_samples", "sample_record", "samples_from_rows", "score_samples"]
+__all__ = ["TASK", "Sample", "format_report", "load_samples", "sample_record", "samples_from_rows", "score_samples"]
 
+TASK = COUNTDOWN  # the task whose answers this module scores
 TARGET_EDGES = (1, 10, 25, 50, 100)  # target bins: 1-9, 10-24, 25-49, 50-99, 100+
 
 
@@ -62,13 +63,6 @@ def _puzzle(row: dict[str, Any], where: str) -> tuple[list[int], int]:
     return puzzle
 
 
-def _truncated(row: dict[str, Any], response: str) -> bool:
-    """A length stop, or else a response that ends inside a think or answer block."""
-    if "finish_reason" in row:
-        return row["finish_reason"] == "length"
-    return ends_inside_block(response, ("think", "answer"))
-
-
 def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]], think_in_prompt: bool = False) -> list[Sample]:
     """Score ``(location, row)`` result rows; a row without a response or a puzzle raises :class:`DataError`."""
     samples = []
@@ -84,7 +78,7 @@ def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]], think_in_promp
                 target,
                 judge(response, nums, target).value,
                 is_well_formatted(response, think_in_prompt),
-                _truncated(row, response),
+                is_truncated(row, response, ("think", "answer")),
             )
         )
     return samples

@@ -33,11 +33,13 @@ from typing import Any
 
 from ..core.errors import DataError
 from ..core.files import read_rows
-from ..core.scoring import ends_inside_block, rate, summarise, summary_lines, table_lines
+from ..core.scoring import is_truncated, rate, summarise, summary_lines, table_lines
+from .data import GSM8K
 from .rewards import judge, reasoning_answer_format_reward
 
 __all__ = [
     "HARNESS_METRICS",
+    "TASK",
     "Sample",
     "format_report",
     "harness_extract",
@@ -48,6 +50,7 @@ __all__ = [
     "score_samples",
 ]
 
+TASK = GSM8K  # the task whose answers this module scores
 STOP_SEQUENCES = ("Question:", "</s>", "<|im_end|>")  # gsm8k.yaml generation_kwargs.until
 HARNESS_METRICS = {  # filter name -> (regex, which match: first or last)
     "strict-match": (re.compile(r"#### (\-?[0-9\.\,]+)"), 0),
@@ -117,13 +120,6 @@ def _question(row: dict[str, Any], where: str) -> str:
     return users[-1]
 
 
-def _truncated(row: dict[str, Any], response: str) -> bool:
-    """A length stop, or else a response that ends inside a reasoning or answer block."""
-    if "finish_reason" in row:
-        return row["finish_reason"] == "length"
-    return ends_inside_block(response, ("reasoning", "answer"))
-
-
 def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> list[Sample]:
     """Score ``(location, row)`` result rows; a row without a response or a reference raises :class:`DataError`."""
     samples = []
@@ -140,7 +136,7 @@ def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> list[Sample
                 reference=reference,
                 verdict=verdict.value,
                 formatted=reasoning_answer_format_reward([response]) == [1.0],
-                truncated=_truncated(row, response),
+                truncated=is_truncated(row, response, ("reasoning", "answer")),
                 strict_match=harness_match(harness_extract(response, "strict-match"), reference),
                 flexible_extract=harness_match(harness_extract(response, "flexible-extract"), reference),
             )

@@ -33,19 +33,19 @@ def _smol_model(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     from .evaluate import evaluate, scoring_of
 
-    log = args.out / "infer.log" if args.quiet else None
-    report = evaluate(
-        args.model,
-        args.data,
-        args.out,
-        task=args.task,
-        backend=args.backend,
-        log=log,
-        max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size,
-        system=args.system,
-        extra=args.swift_args,
-    )
+    with writing(args.out):
+        report = evaluate(
+            args.model,
+            args.data,
+            args.out,
+            task=args.task,
+            backend=args.backend,
+            quiet=args.quiet,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+            system=args.system,
+            extra=args.swift_args,
+        )
     print(scoring_of(args.task).format_report(report))
     print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
 
@@ -101,7 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
     ev.add_argument("--task", choices=sorted(SCORING), required=True)
     ev.add_argument("--data", type=Path, required=True, help="held-out rows of the task (e.g. a .test.jsonl file)")
-    ev.add_argument("--out", type=Path, required=True, help="folder for results.jsonl, score.json, examples.jsonl")
+    ev.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="new folder for results.jsonl, score.json, examples.jsonl (replaces only a previous evaluation's)",
+    )
     ev.add_argument("--backend", choices=("transformers", "vllm"), help="default: vllm if installed with a GPU")
     ev.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
     ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
