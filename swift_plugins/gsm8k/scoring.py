@@ -34,6 +34,7 @@ from typing import Any
 from ..core.errors import DataError
 from ..core.files import read_rows
 from ..core.scoring import is_truncated, rate, summarise, summary_lines, table_lines
+from .answer import reference_number, reference_value
 from .data import GSM8K
 from .rewards import judge, reasoning_answer_format_reward
 
@@ -104,10 +105,17 @@ class Sample:
 
 
 def _reference(row: dict[str, Any], where: str) -> str:
+    """The row's reference (a number, or a solution ending ``#### N``); :class:`DataError` if it states no number."""
     for column in ("final_answer", "answer", "labels"):
         value = row.get(column)
         if isinstance(value, (str, int)) and not isinstance(value, bool):
-            return str(value)
+            reference = str(value)
+            read = reference_value if column == "final_answer" else reference_number
+            try:
+                read(reference)
+            except DataError as error:
+                raise DataError(f"{where}: {column}: {error}") from None
+            return reference
     raise DataError(f"{where}: no reference: no 'final_answer', 'answer' or 'labels' (the reference solution)")
 
 
