@@ -58,20 +58,20 @@ def _stage(text: str) -> tuple[str, Path]:
 
 
 class _Stages(argparse.Action):
-    """Stores the ``NAME=FOLDER`` stages as a dict, refusing a name given twice (a stage would be lost)."""
+    """Stores the ``NAME=FOLDER`` stages, refusing a name given twice (a stage would be lost)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         names = [name for name, _ in values]
         repeated = next((name for name in names if names.count(name) > 1), None)
         if repeated is not None:
             raise argparse.ArgumentError(self, f"stage name {repeated!r} given twice: give each stage its own name")
-        setattr(namespace, self.dest, dict(values))
+        setattr(namespace, self.dest, values)
 
 
 def _compare(args: argparse.Namespace) -> None:
     from .compare import compare, format_markdown, write_comparison
 
-    table = compare(args.stages)
+    table = compare(dict(args.stages))
     print(format_markdown(table), end="")
     with writing(args.out):
         json_path, markdown_path = write_comparison(table, args.out)
