@@ -82,6 +82,6 @@ def test_a_bad_equation_reaches_the_user_as_one_line_not_a_traceback(tmp_path):
         timeout=120,
     )
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        f"python -m swift_plugins.countdown sft-data: error: {puzzles}:1: [1, 1] cannot make 99 with each number used once"
-    ]
+    program = "python -m swift_plugins.countdown sft-data"
+    message = f"{puzzles}:1: [1, 1] cannot make 99 with each number used once"
+    assert result.stderr.splitlines() == [f"{program}: error: {message}"]
