@@ -203,3 +203,12 @@ def test_a_previous_evaluation_is_replaced_whole(evaluation, tiny_model, puzzles
     rows = [json.loads(line) for line in (evaluation / "results.jsonl").read_text().splitlines()]
     assert (evaluation / "results.jsonl").read_text() != before
     assert {row["completion_tokens"] for row in rows} == {8}
+
+
+@pytest.mark.e2e
+def test_a_failing_swift_leaves_no_out_folder_and_keeps_its_log_beside(tmp_path, tiny_model_stub, countdown_jsonl):
+    out = tmp_path / "ev"
+    result = evaluate(tiny_model_stub, "--task", "countdown", "--data", countdown_jsonl, "--out", out, "--quiet", *TINY)
+    _one_line_error(result, f"swift infer failed with status 1 on {tiny_model_stub} (see {tmp_path / 'ev.infer.log'})")
+    assert _folder_names(tmp_path) == ["countdown.jsonl", "ev.infer.log", "model"]
+    assert "Traceback" in (tmp_path / "ev.infer.log").read_text()  # swift's own error, for the user to read

@@ -111,7 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
     ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
     ev.add_argument("--system", help="system prompt, as given to training (--system)")
-    ev.add_argument("--quiet", action="store_true", help="swift's output to OUT/infer.log instead of the terminal")
+    ev.add_argument(
+        "--quiet",
+        action="store_true",
+        help="swift's output to OUT/infer.log (OUT.infer.log if swift fails), not the terminal",
+    )
     ev.set_defaults(run=_evaluate)
 
     cmp = commands.add_parser("compare", help="before/after table of evaluate folders, with 95%% intervals")
