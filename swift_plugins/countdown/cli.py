@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -29,11 +30,10 @@ _JOBS = os.cpu_count() or 1
 
 def _range(text: str) -> tuple[int, int]:
     """``A-B`` or ``A`` as an inclusive range."""
-    low, _, high = text.partition("-")
-    try:
-        bounds = int(low), int(high or low)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected A-B or A, got {text!r}") from None
+    match = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected A-B or A, got {text!r}")
+    bounds = int(match[1]), int(match[2] or match[1])
     if bounds[0] > bounds[1]:
         raise argparse.ArgumentTypeError(f"empty range {text!r}")
     return bounds
@@ -108,10 +108,10 @@ def _sft_data(args: argparse.Namespace) -> None:
 
     rows = []
     for where, row in read_rows(args.puzzles):
-        nums, target = check_row(row.get("nums"), row.get("target"), where)
+        puzzle = check_row(row, where)
         try:
-            rows.extend(sft_rows([{"nums": nums, "target": target}]))
-        except ValueError as error:
+            rows.extend(sft_rows([puzzle]))
+        except DataError as error:
             raise DataError(f"{where}: {error}") from None
     write_jsonl(rows, args.out)
     print(f"wrote {len(rows)} SFT rows to {args.out}")

@@ -19,6 +19,7 @@ from functools import partial
 
 import numpy as np
 
+from ..core.errors import SettingError
 from ..core.parallel import ordered_map
 from .data import puzzle_key
 from .solver import MAX_COUNT, MAX_NUMBER, MAX_TARGET, solve_batch
@@ -42,17 +43,17 @@ class CountdownConfig:
 
     def __post_init__(self) -> None:
         if not 2 <= self.min_count <= self.max_count <= MAX_COUNT:
-            raise ValueError(
+            raise SettingError(
                 f"counts must satisfy 2 <= min_count <= max_count <= {MAX_COUNT}, "
                 f"got {self.min_count}..{self.max_count}"
             )
         if not 1 <= self.min_number <= self.max_number <= MAX_NUMBER:
-            raise ValueError(
+            raise SettingError(
                 f"numbers must satisfy 1 <= min_number <= max_number <= {MAX_NUMBER}, "
                 f"got {self.min_number}..{self.max_number}"
             )
         if not 1 <= self.min_target <= self.max_target <= MAX_TARGET:
-            raise ValueError(
+            raise SettingError(
                 f"targets must satisfy 1 <= min_target <= max_target <= {MAX_TARGET}, "
                 f"got {self.min_target}..{self.max_target}"
             )
@@ -80,10 +81,10 @@ def generate(
 
     The rows depend only on ``config``, ``count`` and ``seed``, not on ``jobs`` (worker processes).
     ``progress`` is called with the number of rows added by each batch (e.g. ``tqdm.update``).
-    Raises ``ValueError`` when the ranges hold fewer distinct solvable puzzles than asked for.
+    Raises :class:`SettingError` when the ranges hold fewer distinct solvable puzzles than asked for.
     """
     if count < 0:
-        raise ValueError(f"count must be >= 0, got {count}")
+        raise SettingError(f"count must be >= 0, got {count}")
     if count == 0:
         return
     seen: set[tuple[tuple[int, ...], int]] = set()
@@ -105,6 +106,6 @@ def generate(
             return
         fruitless = 0 if added else fruitless + 1
         if fruitless == _MAX_FRUITLESS_BATCHES:
-            raise ValueError(
+            raise SettingError(
                 f"only {len(seen)} distinct solvable puzzles found in {config}; ask for fewer rows or widen the ranges"
             )
