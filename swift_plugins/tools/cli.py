@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..core.cli import int_at_least, run_parsed
-from ..core.files import atomic_path
+from ..core.files import atomic_path, check_output
 from .evaluate import SCORING
 
 __all__ = ["build_parser", "main"]
@@ -58,6 +58,8 @@ def _stage(text: str) -> tuple[str, Path]:
 
 
 def _compare(args: argparse.Namespace) -> None:
+    for suffix in (".json", ".md"):  # both outputs, before the table is computed and printed
+        check_output(args.out.with_suffix(suffix), (suffix,))
     from .compare import compare, format_markdown, write_comparison
 
     table = compare(dict(args.stages))
