@@ -199,11 +199,12 @@ DATA = "expected a .jsonl, .json or .parquet file"
             "file is a file, not a folder",
         ),
         (["compare", "a=eval", "b=eval", "--out", "taken"], "taken.json", FOLDER),
+        (["plot", "eval", "--out", "curves"], "curves", "expected a .png, .pdf or .svg file"),
     ],
 )
 def test_an_unusable_output_is_refused_before_any_work_naming_the_users_path(tmp_path, command, path, reason):
     _score_inputs(tmp_path)
-    module = "swift_plugins" if command[0] == "compare" else f"swift_plugins.{command.pop(0)}"
+    module = f"swift_plugins.{command.pop(0)}" if command[0] in ("countdown", "gsm8k") else "swift_plugins"
     result = subprocess.run(
         [sys.executable, "-m", module, *command], capture_output=True, text=True, cwd=tmp_path, timeout=120
     )

@@ -84,9 +84,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     _check_place(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # The random part first: the temporary ends with path's name, so its extension is path's
-        # (a writer that picks the format from the extension, like matplotlib, sees the user's).
-        handle, name = tempfile.mkstemp(prefix=".", suffix=f"-{path.name}", dir=path.parent)
+        handle, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
     except OSError as error:
         raise OutputError(path, error) from None
     os.close(handle)

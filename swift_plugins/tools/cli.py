@@ -71,7 +71,7 @@ def _compare(args: argparse.Namespace) -> None:
 def _plot(args: argparse.Namespace) -> None:
     from .plot import find_log, plot_run, read_steps, run_warnings
 
-    out = args.out or find_log(args.run_dir).parent / "curves.png"
+    out = check_output(args.out or find_log(args.run_dir).parent / "curves.png", (".png", ".pdf", ".svg"))
     with atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
         plot_run(args.run_dir, partial_png)
     print(f"wrote {out}")
