@@ -21,7 +21,6 @@ from lm_eval.utils import apply_template
 
 from swift_plugins.core.errors import DataError
 from swift_plugins.core.files import read_rows
-from swift_plugins.gsm8k.cli import main
 from swift_plugins.gsm8k.scoring import load_samples, samples_from_rows, score_samples
 
 RESULTS = "tests/fixtures/gsm8k/results.jsonl"
@@ -146,22 +145,3 @@ def test_score_command_prints_and_writes_the_report(repo, tmp_path):
         [sys.executable, "-m", "swift_plugins.gsm8k", "score", bad], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 2 and "bad.jsonl:1: no reference" in result.stderr and "Traceback" not in result.stderr
-
-
-@pytest.mark.parametrize(
-    ("column", "value"), [("final_answer", "about 5"), ("answer", "2 * 2 = <<2*2=4>>4 wheels"), ("labels", "#### four")]
-)
-def test_a_reference_without_its_number_is_refused_naming_the_row(tmp_path, capsys, column, value):
-    row = {"response": "<reasoning>2 * 2</reasoning><answer>4</answer>", "question": "q", column: value}
-    with pytest.raises(DataError, match=rf"^r:3: unreadable reference in '{column}': "):
-        samples_from_rows([("r:3", row)])
-    results = tmp_path / "results.jsonl"
-    good = {"response": "<answer>1</answer>", "labels": "#### 1", "question": "p"}
-    results.write_text(json.dumps(good) + "\n" + json.dumps(row) + "\n")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["score", str(results)])
-    assert exit_info.value.code == 2
-    assert capsys.readouterr().err.startswith(
-        f"python -m swift_plugins.gsm8k score: error: {results}:2: unreadable reference in '{column}'"
-    )
-    assert not (tmp_path / "results.score.json").exists()
