@@ -126,5 +126,5 @@ def test_cli_names_an_unwritable_output_in_one_line(tmp_path, capsys):
         main(["compare", f"base={base}", "--out", str(blocker / "comparison")])
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
-    assert error.startswith(f"python -m swift_plugins compare: error: {blocker / 'comparison'}: cannot write it (")
+    assert error.startswith(f"python -m swift_plugins compare: error: {blocker / 'comparison.json'}: cannot write it (")
     assert error.count("\n") == 1

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OutputError, PluginError
-from .files import write_jsonl, write_text
+from .files import check_output, write_rows, write_text
 
 __all__ = ["add_score_command", "int_at_least", "run_command", "run_parsed", "writing"]
 
@@ -81,21 +81,21 @@ def add_score_command(
     """Add ``score RESULTS... [--json] [--per-example]``: ``load(args)`` gives the samples."""
 
     def run(args: argparse.Namespace) -> None:
+        out = check_output(args.json or args.results[0].with_suffix(".score.json"), (".json",))
+        if args.per_example:
+            check_output(args.per_example)
         samples = load(args)
         report = score(samples)
         print(format_report(report))
-        out = args.json or args.results[0].with_suffix(".score.json")
-        with writing(out):
-            write_text(json.dumps(report, indent=2) + "\n", out)
+        write_text(json.dumps(report, indent=2) + "\n", out)
         print(f"\nwrote the report to {out}")
         if args.per_example:
-            with writing(args.per_example):
-                write_jsonl(map(record, samples), args.per_example)
+            write_rows(map(record, samples), args.per_example)
             print(f"wrote {len(samples)} scored examples to {args.per_example}")
 
     command = commands.add_parser("score", help="score swift infer result files with the training rewards")
     command.add_argument("results", type=Path, nargs="+", help="result .jsonl files; several = several samples")
     command.add_argument("--json", type=Path, help="report path (default: first RESULTS with .score.json)")
-    command.add_argument("--per-example", type=Path, help="write each scored sample here as JSONL")
+    command.add_argument("--per-example", type=Path, help="write each scored sample here (.jsonl, .json or .parquet)")
     command.set_defaults(run=run)
     return command

@@ -30,7 +30,11 @@ class SettingError(PluginError, ValueError):
 
 
 class OutputError(PluginError):
-    """An output path that cannot be written: ``OutputError(path, os_error)`` names the user's path."""
+    """An output path that cannot be written: ``OutputError(path, reason)`` names the user's path.
 
-    def __init__(self, path: str | Path, error: OSError) -> None:
-        super().__init__(f"{path}: cannot write it ({error.strerror or error})")
+    ``reason`` is the OSError met, or a sentence (a wrong extension, a file where a folder should be).
+    """
+
+    def __init__(self, path: str | Path, reason: OSError | str) -> None:
+        detail = reason.strerror or reason if isinstance(reason, OSError) else reason
+        super().__init__(f"{path}: cannot write it ({detail})")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..core.cli import int_at_least, run_parsed, writing
-from ..core.files import atomic_path
+from ..core.files import atomic_path, check_output
 from .evaluate import SCORING
 
 __all__ = ["build_parser", "main"]
@@ -69,6 +69,8 @@ class _Stages(argparse.Action):
 
 
 def _compare(args: argparse.Namespace) -> None:
+    for suffix in (".json", ".md"):  # both outputs, before the table is computed and printed
+        check_output(args.out.with_suffix(suffix), (suffix,))
     from .compare import compare, format_markdown, write_comparison
 
     table = compare(dict(args.stages))
@@ -81,7 +83,7 @@ def _compare(args: argparse.Namespace) -> None:
 def _plot(args: argparse.Namespace) -> None:
     from .plot import find_log, plot_run, read_steps, run_warnings
 
-    out = args.out or find_log(args.run_dir).parent / "curves.png"
+    out = check_output(args.out or find_log(args.run_dir).parent / "curves.png", (".png", ".pdf", ".svg"))
     with writing(out), atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
         plot_run(args.run_dir, partial_png)
     print(f"wrote {out}")
