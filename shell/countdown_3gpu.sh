@@ -13,8 +13,8 @@
 #   SMOKE=1 shell/countdown_3gpu.sh         ~5-minute check of this GPU box (tiny model, 4 steps)
 #   RESUME=auto OUTPUT_DIR=<run> shell/countdown_3gpu.sh   continue a run that stopped
 #   shell/countdown_3gpu.sh --help          this text
-# Extra flags are appended to `swift rlhf`; argparse keeps the last value of a
-# repeated flag, so they override the defaults (e.g. --save_steps 50 --max_steps 200).
+# Extra flags go to `swift rlhf`; a flag the recipe sets takes the extra flag's
+# value instead (each flag appears once), so they override the defaults (e.g. --save_steps 50 --max_steps 200).
 #
 # Environment (default):
 #   MODEL           Qwen/Qwen2.5-3B-Instruct
@@ -44,8 +44,10 @@
 # trainer (and only them). The launcher exits with the trainer's status.
 set -euo pipefail
 
-# shellcheck source-path=SCRIPTDIR
-# shellcheck source=lib/launch.sh
-source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib/launch.sh"
-handle_help "$@"
-run_server_recipe countdown "$@"
+# The launcher (swift_plugins/launch) runs with the python of swift's environment, else python3: DRY_RUN
+# needs only the standard library.
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+swift=$(command -v swift || true)
+python=${swift%/*}/python3
+[[ -n $swift && -x $python ]] || python=python3
+PYTHONPATH=$here/..${PYTHONPATH:+:$PYTHONPATH} exec "$python" -m swift_plugins.launch countdown_3gpu "$@"

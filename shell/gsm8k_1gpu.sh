@@ -2,7 +2,7 @@
 # gsm8k_1gpu.sh: GRPO on GSM8K with ms-swift 4.x on a single GPU (24-80 GB), LoRA.
 #
 # countdown_1gpu.sh's layout and settings (see its --help: GPU, RESUME, SMOKE,
-# DRY_RUN, ...) with the GSM8K preset of shell/lib/tasks.sh.  LoRA, as the seed
+# DRY_RUN, ...) with the GSM8K preset of swift_plugins/launch/presets.py.  LoRA, as the seed
 # document trained GSM8K: r32/alpha64 all-linear, lr 5e-5 (about 10x the public
 # run's full fine-tune 5e-6), beta 0.04, clip epsilon 0.1, 500 steps of 7 prompts
 # x 12 generations (6 x 14 = 84 completions), completions <= 400 tokens; rewards
@@ -24,8 +24,10 @@
 #   VLLM_MAX_MODEL_LEN 2048
 set -euo pipefail
 
-# shellcheck source-path=SCRIPTDIR
-# shellcheck source=lib/launch.sh
-source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib/launch.sh"
-handle_help "$@"
-run_colocate_recipe gsm8k "$@"
+# The launcher (swift_plugins/launch) runs with the python of swift's environment, else python3: DRY_RUN
+# needs only the standard library.
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+swift=$(command -v swift || true)
+python=${swift%/*}/python3
+[[ -n $swift && -x $python ]] || python=python3
+PYTHONPATH=$here/..${PYTHONPATH:+:$PYTHONPATH} exec "$python" -m swift_plugins.launch gsm8k_1gpu "$@"

@@ -2,7 +2,7 @@
 # gsm8k_3gpu.sh: GRPO on GSM8K with ms-swift 4.x on one node with 3 GPUs.
 #
 # countdown_3gpu.sh's layout and settings (see its --help: ports, GPUs, RESUME,
-# SMOKE, DRY_RUN, ROLLOUT_ARGS, ...) with the GSM8K preset of shell/lib/tasks.sh:
+# SMOKE, DRY_RUN, ROLLOUT_ARGS, ...) with the GSM8K preset of swift_plugins/launch/presets.py:
 # the public "GRPO From Scratch" run (aburkov/theLMbook) in ms-swift flags:
 #   Qwen/Qwen2.5-1.5B-Instruct, full fine-tune (ZeRO-3), 500 steps of 7 prompts x 12
 #   generations (2 GPUs x 6 x 7 = 84 completions), completions <= 400 tokens,
@@ -26,8 +26,10 @@
 #   VLLM_MAX_MODEL_LEN 2048
 set -euo pipefail
 
-# shellcheck source-path=SCRIPTDIR
-# shellcheck source=lib/launch.sh
-source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib/launch.sh"
-handle_help "$@"
-run_server_recipe gsm8k "$@"
+# The launcher (swift_plugins/launch) runs with the python of swift's environment, else python3: DRY_RUN
+# needs only the standard library.
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+swift=$(command -v swift || true)
+python=${swift%/*}/python3
+[[ -n $swift && -x $python ]] || python=python3
+PYTHONPATH=$here/..${PYTHONPATH:+:$PYTHONPATH} exec "$python" -m swift_plugins.launch gsm8k_3gpu "$@"

@@ -1,1 +1,1 @@
-"""ms-swift plugins for GRPO training on the Countdown task."""
+"""ms-swift plugins for GRPO training on Countdown and GSM8K: rewards, data tools, evaluation, launchers."""

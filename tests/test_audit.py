@@ -23,3 +23,13 @@ def test_parallel_audit_agrees(countdown_rows):
     one, two = audit(nums, targets, jobs=1), audit(nums, targets, jobs=2)
     assert one.as_dict() == two.as_dict()
     assert one.unsolvable_rows == two.unsolvable_rows == [len(countdown_rows)]
+
+
+def test_huge_numbers_and_targets_are_unsupported_rows_not_an_overflow():
+    nums = [[6, 2, 6], [1, 2, 3], [10**30, 2, 3], [1] * 5, [2, 2]]
+    targets = [24, 10**21, 6, -(10**400), 4]
+    report = audit(nums, targets, jobs=1)
+    assert report.unsupported_rows == [1, 2, 3] and report.solvable == 2 and report.unsolvable_rows == []
+    assert report.targets["max"] == 10**21 and report.numbers["max"] == 10**30  # exact, as in the file
+    assert report.targets["min"] == -(10**400) and report.targets["mean"] is None  # beyond floating point
+    assert report.numbers["median"] == 2.0

@@ -134,3 +134,81 @@ def test_every_command_reports_ctrl_c_in_one_line(capsys):
         run_command(parser, ["slow"])
     assert exit_status.value.code == 130
     assert capsys.readouterr().err == "tool slow: interrupted\n"
+
+
+def test_generate_refuses_at_once_more_puzzles_than_the_ranges_allow(tmp_path):
+    out = tmp_path / "e.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "swift_plugins.countdown", "generate", "--num", str(10**20), "--out", out],
+        capture_output=True,
+        text=True,
+        timeout=60,  # today it draws for ever, memory growing
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "more than the 437,206,275 distinct ones allowed by 3-4 numbers of 1-99 with targets 1-99" in result.stderr
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".json"])
+def test_generate_writes_the_format_the_extension_names(tmp_path, suffix):
+    out = tmp_path / f"train{suffix}"
+    run("generate", "--num", 30, "--test-size", 5, "--out", out, "--quiet", "--jobs", 1)
+    held_out = tmp_path / f"train.test{suffix}"
+    rows = pq.read_table(out).to_pylist() if suffix == ".parquet" else json.loads(out.read_text())
+    assert len(rows) == 30 and set(rows[0]) == {"nums", "target", "solution"}
+    assert "5 rows, 5 solvable" in run("audit", held_out, "--quiet").stdout
+    sft = tmp_path / f"sft{suffix}"
+    run("sft-data", out, "--out", sft)
+    assert "30 rows" in run("audit", out, "--quiet").stdout and sft.stat().st_size > 0
+
+
+def _score_inputs(folder):
+    """A swift-infer-like results file of two Countdown puzzles, and an evaluate folder scored from it."""
+    results = folder / "results.jsonl"
+    rows = [{"response": "<think>6 + 6</think><answer>6 + 6 = 12</answer>", "nums": [6, 6], "target": 12}] * 2
+    results.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    run("score", results, "--json", folder / "eval" / "score.json", "--per-example", folder / "eval" / "examples.jsonl")
+    (folder / "taken.jsonl").mkdir()
+    (folder / "taken.json").mkdir()
+    (folder / "file").write_text("")
+
+
+FOLDER = "Is a directory"
+DATA = "expected a .jsonl, .json or .parquet file"
+
+
+@pytest.mark.parametrize(
+    ("command", "path", "reason"),
+    [
+        (["countdown", "generate", "--num", "5", "--out", "taken.jsonl"], "taken.jsonl", FOLDER),
+        (["countdown", "generate", "--num", "5", "--out", "rows.csv"], "rows.csv", DATA),
+        (["countdown", "generate", "--num", "5", "--test-size", "1", "--out", "taken"], "taken", DATA),
+        (
+            ["countdown", "generate", "--num", "5", "--out", "file/rows.jsonl"],
+            "file/rows.jsonl",
+            "file is a file, not a folder",
+        ),
+        (["countdown", "audit", "results.jsonl", "--json", "report.jsonl"], "report.jsonl", "expected a .json file"),
+        (["countdown", "audit", "results.jsonl", "--unsolvable-out", "taken.jsonl"], "taken.jsonl", FOLDER),
+        (["countdown", "score", "results.jsonl", "--json", "taken.json"], "taken.json", FOLDER),
+        (["countdown", "score", "results.jsonl", "--per-example", "examples.txt"], "examples.txt", DATA),
+        (["countdown", "sft-data", "results.jsonl", "--out", "sft.csv"], "sft.csv", DATA),
+        (
+            ["gsm8k", "score", "results.jsonl", "--json", "file/score.json"],
+            "file/score.json",
+            "file is a file, not a folder",
+        ),
+        (["compare", "a=eval", "b=eval", "--out", "taken"], "taken.json", FOLDER),
+        (["plot", "eval", "--out", "curves"], "curves", "expected a .png, .pdf or .svg file"),
+    ],
+)
+def test_an_unusable_output_is_refused_before_any_work_naming_the_users_path(tmp_path, command, path, reason):
+    _score_inputs(tmp_path)
+    module = f"swift_plugins.{command.pop(0)}" if command[0] in ("countdown", "gsm8k") else "swift_plugins"
+    result = subprocess.run(
+        [sys.executable, "-m", module, *command], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""  # no report printed before the failure
+    assert result.stderr == f"python -m {module} {command[0]}: error: {path}: cannot write it ({reason})\n"
+    assert sorted(os.listdir(tmp_path)) == ["eval", "file", "results.jsonl", "taken.json", "taken.jsonl"]

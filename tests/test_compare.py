@@ -5,7 +5,10 @@ import random
 
 import pytest
 
-from swift_plugins.countdown.data import DataError
+from swift_plugins.core.errors import DataError
+from swift_plugins.core.files import write_jsonl
+from swift_plugins.countdown import scoring as countdown_scoring
+from swift_plugins.gsm8k import scoring as gsm8k_scoring
 from swift_plugins.tools.cli import main
 from swift_plugins.tools.compare import compare, format_markdown, paired_difference, wilson
 
@@ -48,13 +51,17 @@ def test_wilson_interval_contains_the_rate_and_stays_in_bounds():
         assert 0 <= low <= successes / 200 <= high <= 1
 
 
-def _evaluation(folder, outcomes):
+def _evaluation(folder, outcomes, scoring=countdown_scoring):
+    """An evaluate folder whose examples.jsonl is written by the task's own sample_record."""
     folder.mkdir()
-    rows = [
-        {"nums": [n, 1, 2], "target": n + 3, "verdict": "correct" if ok else "wrong value", "formatted": fmt}
-        for n, (ok, fmt) in enumerate(outcomes, 1)
-    ]
-    (folder / "examples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    samples = []
+    for n, (ok, formatted) in enumerate(outcomes, 1):
+        verdict = "correct" if ok else "wrong value"
+        if scoring is countdown_scoring:
+            samples.append(countdown_scoring.Sample(f"r:{n}", (n, 1, 2), n + 3, verdict, formatted, False))
+        else:
+            samples.append(gsm8k_scoring.Sample(f"r:{n}", f"Question {n}?", str(n), verdict, formatted, False, ok, ok))
+    write_jsonl(map(scoring.sample_record, samples), folder / "examples.jsonl")
     return folder
 
 
@@ -62,7 +69,7 @@ def test_compare_reports_each_stage_and_the_paired_changes(tmp_path):
     base = _evaluation(tmp_path / "base", [(False, False)] * 40)
     sft = _evaluation(tmp_path / "sft", [(True, True)] * 4 + [(False, True)] * 36)
     table = compare({"base": base, "sft": sft})
-    assert table["puzzles"] == 40
+    assert table["prompts"] == 40
     assert table["stages"]["sft"]["correct"] == 4 and table["stages"]["sft"]["format_rate"] == 1.0
     change = table["changes"]["sft - base"]
     assert change["format_rate"]["difference"] == 1.0 and change["format_rate"]["ci95"][0] > 0.8
@@ -72,10 +79,18 @@ def test_compare_reports_each_stage_and_the_paired_changes(tmp_path):
     assert "| sft - base | +100.0 points" in markdown
 
 
-def test_compare_refuses_evaluations_of_different_puzzles(tmp_path):
+def test_compare_pairs_gsm8k_evaluations_by_question(tmp_path):
+    base = _evaluation(tmp_path / "base", [(False, True)] * 20, gsm8k_scoring)
+    grpo = _evaluation(tmp_path / "grpo", [(True, True)] * 5 + [(False, True)] * 15, gsm8k_scoring)
+    table = compare({"base": base, "grpo": grpo})
+    assert table["prompts"] == 20 and table["stages"]["grpo"]["correct"] == 5
+    assert table["changes"]["grpo - base"]["accuracy"]["difference"] == 0.25
+
+
+def test_compare_refuses_evaluations_of_different_prompts(tmp_path):
     base = _evaluation(tmp_path / "base", [(False, False)] * 5)
     sft = _evaluation(tmp_path / "sft", [(False, False)] * 6)
-    with pytest.raises(DataError, match="not of the same puzzles"):
+    with pytest.raises(DataError, match="not of the same prompts"):
         compare({"base": base, "sft": sft})
 
 
@@ -91,3 +106,25 @@ def test_cli_rejects_a_stage_without_a_name(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["compare", str(tmp_path), "--out", str(tmp_path / "c")])
     assert "expected NAME=FOLDER" in capsys.readouterr().err
+
+
+def test_cli_refuses_a_stage_name_given_twice_before_reading_any_folder(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", f"a={tmp_path / 'base'}", f"a={tmp_path / 'sft'}", "--out", str(tmp_path / "c")])
+    assert exit_info.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert errors == ["python -m swift_plugins compare: error: argument NAME=FOLDER: stage name 'a' given twice: "
+                      "give each stage its own name"]  # fmt: skip
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_cli_names_an_unwritable_output_in_one_line(tmp_path, capsys):
+    base = _evaluation(tmp_path / "base", [(False, False)] * 4)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", f"base={base}", "--out", str(blocker / "comparison")])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"python -m swift_plugins compare: error: {blocker / 'comparison.json'}: cannot write it (")
+    assert error.count("\n") == 1

@@ -1,11 +1,24 @@
 """Files the package writes: complete or not at all, the previous good file kept, no temporary left."""
 
+import json
 import os
 import stat
 
+import pyarrow.parquet as pq
 import pytest
 
-from swift_plugins.core.files import atomic_path, column_names, read_rows, write_jsonl, write_text
+from swift_plugins.core.errors import OutputError, PluginError
+from swift_plugins.core.files import (
+    atomic_path,
+    check_output,
+    column_names,
+    read_rows,
+    write_jsonl,
+    write_rows,
+    write_text,
+)
+
+ROWS = [{"nums": [6, 2, 6], "target": 24}, {"nums": [1, 1], "target": 2}]
 
 
 def rows_then_failure(count):
@@ -48,3 +61,61 @@ def test_column_names_of_each_format(tmp_path):
     assert column_names(tmp_path / "a.jsonl") == {"question", "answer"}
     assert column_names(tmp_path / "b.json") == {"nums", "target"}
     assert column_names(tmp_path / "c.jsonl") == set()
+
+
+def test_rows_are_written_in_the_format_the_extension_names(tmp_path):
+    for suffix in (".jsonl", ".json", ".parquet"):
+        assert write_rows(ROWS, tmp_path / "sub" / f"rows{suffix}") == 2
+        assert [row for _, row in read_rows(tmp_path / "sub" / f"rows{suffix}")] == ROWS
+    assert pq.read_table(tmp_path / "sub" / "rows.parquet").to_pylist() == ROWS
+    assert json.loads((tmp_path / "sub" / "rows.json").read_text()) == ROWS
+    assert [json.loads(line) for line in (tmp_path / "sub" / "rows.jsonl").read_text().splitlines()] == ROWS
+
+
+def test_an_unknown_extension_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(OutputError) as refused:
+        write_rows(ROWS, tmp_path / "new" / "rows.csv")
+    assert str(refused.value) == f"{tmp_path}/new/rows.csv: cannot write it (expected a .jsonl, .json or .parquet file)"
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(OutputError, match=r"report\.txt: cannot write it \(expected a \.json file\)"):
+        check_output(tmp_path / "report.txt", (".json",))
+
+
+@pytest.mark.parametrize("write", [lambda path: write_rows(ROWS, path), lambda path: write_text("{}", path)])
+def test_an_unwritable_output_names_the_users_path_not_a_temporary(tmp_path, write):
+    folder = tmp_path / "taken.json"
+    folder.mkdir()
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    for path, reason in ((folder, "Is a directory"), (a_file / "out.json", f"{a_file} is a file, not a folder")):
+        with pytest.raises(PluginError) as refused:
+            write(path)
+        assert str(refused.value) == f"{path}: cannot write it ({reason})"
+    assert sorted(os.listdir(tmp_path)) == ["file", "taken.json"] and os.listdir(folder) == []
+
+
+def test_check_output_refuses_what_cannot_be_written_and_creates_nothing(tmp_path):
+    (tmp_path / "folder.jsonl").mkdir()
+    (tmp_path / "file").write_text("")
+    assert check_output(tmp_path / "a" / "b" / "rows.jsonl") == tmp_path / "a" / "b" / "rows.jsonl"
+    assert check_output(tmp_path / "rows.parquet").name == "rows.parquet"
+    refusals = {
+        tmp_path / "folder.jsonl": "Is a directory",
+        tmp_path / "file" / "deeper" / "rows.jsonl": f"{tmp_path / 'file'} is a file, not a folder",
+        tmp_path / "rows": "expected a .jsonl, .json or .parquet file",
+    }
+    for path, reason in refusals.items():
+        with pytest.raises(OutputError) as refused:
+            check_output(path)
+        assert str(refused.value) == f"{path}: cannot write it ({reason})"
+    assert sorted(os.listdir(tmp_path)) == ["file", "folder.jsonl"]
+
+
+def test_a_write_failure_names_the_users_path_and_other_files_errors_pass_through(tmp_path):
+    path = tmp_path / "curves.png"
+    with pytest.raises(OutputError) as refused, atomic_path(path) as partial:
+        raise OSError(28, "No space left on device", str(partial))
+    assert str(refused.value) == f"{path}: cannot write it (No space left on device)"
+    with pytest.raises(FileNotFoundError), atomic_path(path):
+        (tmp_path / "missing-input.jsonl").read_text()  # an input the block reads: its own error, untouched
+    assert os.listdir(tmp_path) == []

@@ -1,7 +1,10 @@
 """Generated puzzles: solvable, distinct, reproducible, within their bounds."""
 
+import itertools
+
 import pytest
 
+from swift_plugins.core.errors import SettingError
 from swift_plugins.countdown.generator import CountdownConfig, generate
 from swift_plugins.countdown.rewards import countdown_accuracy_reward
 from swift_plugins.countdown.solver import solve
@@ -54,7 +57,35 @@ def test_bad_config_is_refused(kwargs, message):
         CountdownConfig(**kwargs)
 
 
-def test_asking_for_more_puzzles_than_exist_fails_instead_of_looping():
-    tiny = CountdownConfig(min_count=2, max_count=2, min_number=1, max_number=2, min_target=1, max_target=3)
-    with pytest.raises(ValueError, match="distinct solvable puzzles"):
-        list(generate(tiny, count=100, seed=0))
+TINY = CountdownConfig(min_count=2, max_count=2, min_number=1, max_number=2, min_target=1, max_target=3)
+
+
+@pytest.mark.parametrize(
+    "config", [TINY, CountdownConfig(min_count=2, max_count=4, min_number=3, max_number=7, min_target=5, max_target=9)]
+)
+def test_capacity_is_the_number_of_distinct_puzzles(config):
+    counts = range(config.min_count, config.max_count + 1)
+    values = range(config.min_number, config.max_number + 1)
+    targets = range(config.min_target, config.max_target + 1)
+    puzzles = {
+        (tuple(sorted(nums)), t) for k in counts for nums in itertools.product(values, repeat=k) for t in targets
+    }
+    assert config.capacity == len(puzzles)
+
+
+def test_asking_for_more_puzzles_than_the_ranges_allow_is_refused_before_any_draw():
+    with pytest.raises(
+        SettingError, match=r"asked for 10 puzzles, more than the 9 distinct ones allowed by 2 numbers of 1-2"
+    ):
+        generate(TINY, count=10, seed=0)  # not even iterated: refused at the call
+    with pytest.raises(SettingError, match=r"more than the 437,206,275 distinct ones allowed by 3-4 numbers of 1-99"):
+        generate(CountdownConfig(), count=10**20, seed=0)
+
+
+def test_asking_for_more_than_the_solvable_puzzles_stops_with_the_count_found():
+    # 9 puzzles, 6 solvable: {1,1} makes 1 and 2, {1,2} makes 1, 2 and 3, {2,2} makes 1
+    with pytest.raises(
+        SettingError, match=r"asked for 7 puzzles, but 2 numbers of 1-2 with targets 1-3 seem to hold only 6"
+    ):
+        list(generate(TINY, count=7, seed=0))
+    assert len(list(generate(TINY, count=6, seed=0))) == 6

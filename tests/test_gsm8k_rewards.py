@@ -8,7 +8,7 @@ from swift_plugins.gsm8k import rewards
 from swift_plugins.gsm8k.rewards import (
     Verdict,
     gsm8k_accuracy_reward,
-    judge_gsm8k,
+    judge,
     reasoning_answer_format_reward,
 )
 
@@ -26,7 +26,7 @@ def test_exported_names():
     assert sorted(rewards.__all__) == [
         "Verdict",
         "gsm8k_accuracy_reward",
-        "judge_gsm8k",
+        "judge",
         "reasoning_answer_format_reward",
     ]
 
@@ -73,7 +73,7 @@ ACCEPTED = [
     ("completion", "final_answer"), [case[1:] for case in ACCEPTED], ids=[case[0] for case in ACCEPTED]
 )
 def test_accepted_forms_score_one(completion, final_answer):
-    assert judge_gsm8k(completion, final_answer) is Verdict.CORRECT
+    assert judge(completion, final_answer) is Verdict.CORRECT
     assert gsm8k_accuracy_reward([completion], final_answer=[final_answer]) == [1.0]
 
 
@@ -136,12 +136,12 @@ REJECTED = [
     ("completion", "final_answer", "verdict"), [case[1:] for case in REJECTED], ids=[case[0] for case in REJECTED]
 )
 def test_hacks_and_mistakes_score_zero(completion, final_answer, verdict):
-    assert judge_gsm8k(completion, final_answer) is verdict
+    assert judge(completion, final_answer) is verdict
     assert gsm8k_accuracy_reward([completion], final_answer=[final_answer]) == [0.0]
 
 
 def test_verdicts_are_labels():
-    assert judge_gsm8k(answer("72"), "72") == "correct"
+    assert judge(answer("72"), "72") == "correct"
     assert {verdict.value for verdict in Verdict} == {
         "correct",
         "wrong value",
@@ -156,14 +156,14 @@ def test_reference_from_a_raw_gsm8k_answer_column():
     raw = "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips.\n#### 72"
     assert gsm8k_accuracy_reward([answer("72"), answer("24")], answer=[raw, raw]) == [1.0, 0.0]
     assert gsm8k_accuracy_reward([answer("72")], answer=["no final line"]) == [0.0]
-    assert judge_gsm8k(answer("72"), None, "no final line") is Verdict.BAD_ROW
+    assert judge(answer("72"), None, "no final line") is Verdict.BAD_ROW
     # final_answer wins over the raw answer when both are there
     assert gsm8k_accuracy_reward([answer("5")], final_answer=["5"], answer=[raw]) == [1.0]
 
 
 def test_no_reference_at_all_scores_zero():
     assert gsm8k_accuracy_reward([answer("72")]) == [0.0]
-    assert judge_gsm8k(answer("72"), None) is Verdict.BAD_ROW
+    assert judge(answer("72"), None) is Verdict.BAD_ROW
 
 
 def test_called_as_trl_grpo_trainer_calls_reward_functions():
@@ -267,7 +267,7 @@ def test_arbitrary_text_never_raises(text, final_answer):
         assert gsm8k_accuracy_reward([completion], final_answer=[final_answer])[0] in (0.0, 1.0)
         assert gsm8k_accuracy_reward([completion], answer=[text])[0] in (0.0, 1.0)
         assert reasoning_answer_format_reward([completion])[0] in (0.0, 1.0)
-        assert isinstance(judge_gsm8k(completion, final_answer), Verdict)
+        assert isinstance(judge(completion, final_answer), Verdict)
 
 
 ADVERSARIAL = {
@@ -289,4 +289,4 @@ ADVERSARIAL = {
 @pytest.mark.parametrize(("completion", "verdict"), ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
 def test_adversarial_completions_are_scored(completion, verdict):
     """Megabyte inputs finish (scanning is linear, the answer length is bounded) with the right verdict."""
-    assert judge_gsm8k(completion, "72") is verdict
+    assert judge(completion, "72") is verdict

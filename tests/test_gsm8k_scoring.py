@@ -126,6 +126,20 @@ def test_references_come_from_final_answer_answer_or_labels():
         samples_from_rows([("e", {"labels": "#### 1"})])
 
 
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"final_answer": "about 7"}, "r.jsonl:4: final_answer: the reference answer 'about 7' is not one number"),
+        ({"answer": "7 apples"}, "r.jsonl:4: answer: the GSM8K answer has no '#### N' final line: '7 apples'"),
+        ({"labels": "It is 7.\n#### seven"}, "r.jsonl:4: labels: the reference answer ' seven' is not one number"),
+    ],
+)
+def test_an_unreadable_reference_is_refused_naming_the_row(row, message):
+    with pytest.raises(DataError) as error:
+        samples_from_rows([("r.jsonl:4", {"response": "<answer>7</answer>", "question": "q", **row})])
+    assert str(error.value) == message
+
+
 def test_score_command_prints_and_writes_the_report(repo, tmp_path):
     out, examples = tmp_path / "report.json", tmp_path / "examples.jsonl"
     result = subprocess.run(

@@ -1,12 +1,15 @@
-"""Tests of the launch recipes in shell/ (countdown_3gpu.sh, countdown_1gpu.sh, countdown_multinode.sh).
+"""Process tests of the GPU recipes in shell/ (countdown_3gpu.sh, countdown_1gpu.sh, countdown_multinode.sh,
+gsm8k_3gpu.sh, gsm8k_1gpu.sh), thin entry scripts over swift_plugins/launch.
 
 The recipes run for real, with stand-in `nvidia-smi` and `swift` executables (tests/stand_ins/) first
 on PATH: the stand-in `swift rollout` serves /health/ with http.server, `swift rlhf` records its argv
-and environment.  Nothing needs a GPU; every test takes a few seconds at most.
+and environment.  Nothing needs a GPU; every test takes a few seconds at most.  The launcher's logic
+has fast unit tests in tests/test_launch_*.py.
 """
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -24,7 +27,12 @@ SHELL = REPO / "shell"
 STAND_INS = TESTS / "stand_ins"
 PLUGIN = REPO / "swift_plugins" / "plugin.py"
 SCRIPTS = sorted(SHELL.glob("*.sh")) + sorted((SHELL / "lib").glob("*.sh"))
-RECIPES = ("countdown_3gpu.sh", "countdown_1gpu.sh", "countdown_multinode.sh")
+RECIPES = ("countdown_3gpu.sh", "countdown_1gpu.sh", "countdown_multinode.sh", "gsm8k_3gpu.sh", "gsm8k_1gpu.sh")
+SYSTEM = (
+    "You are a helpful assistant. You first thinks about the reasoning process in the mind "
+    "and then provides the user with the answer."
+)
+TINY_MODEL = "swift_plugins tiny-model"
 
 
 def free_port():
@@ -61,21 +69,37 @@ def error_lines(stderr, script):
     return [line for line in stderr.splitlines() if line.startswith(f"{script}: error:")]
 
 
+def shell_commands(text):
+    """The words of each command of a printed script (DRY_RUN's output, commands.sh): `# ...` comments skipped,
+    ` \\` continuations joined, quoted values that span lines (a multi-line --system) kept whole."""
+    commands, pending = [], ""
+    for line in text.splitlines(keepends=True):
+        pending += line
+        if pending.rstrip("\n").endswith(" \\"):
+            continue
+        try:
+            words = shlex.split(pending.replace(" \\\n", " "), comments=True)
+        except ValueError:  # inside a quoted value that goes on
+            continue
+        pending = ""
+        if words:
+            commands.append(words)
+    assert not pending, f"unterminated command: {pending!r}"
+    return commands
+
+
 def parse_dry_run(stdout):
     """{'rollout': (env, argv), 'rlhf': (env, argv)} from the `env -u NAME... K=V... swift ...` a DRY_RUN prints.
 
     env maps the variables set to their values and those removed (`env -u NAME`) to None.
     """
     commands = {}
-    for line in stdout.replace("\\\n", " ").splitlines():
-        if line.startswith("#"):
-            continue
-        words = shlex.split(line)
+    for words in shell_commands(stdout):
         if "swift" not in words:
             continue
         i = words.index("swift")
         env, prefix = {}, words[:i]
-        assert prefix[:1] == ["env"], line
+        assert prefix[:1] == ["env"], words
         while len(prefix) > 1 and prefix[1] == "-u":
             env[prefix[2]] = None
             prefix = [prefix[0], *prefix[3:]]
@@ -292,8 +316,7 @@ def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
         "--save_only_model": "true",
         "--split_dataset_ratio": "0.01",
         "--eval_steps": "500",
-        "--system": "You are a helpful assistant. You first thinks about the reasoning process in the mind "
-        "and then provides the user with the answer.",
+        "--system": SYSTEM,
     }
     assert {k: flag(argv, k) for k in expected} == expected
     assert argv[argv.index("--reward_funcs") + 1 :][:2] == ["external_countdown", "think_answer_format"]
@@ -310,8 +333,17 @@ def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
     assert "serving on" in (sandbox.out / "rollout.log").read_text()
     assert "fake rlhf: step 1/1" in (sandbox.out / "train.log").read_text()
     assert "fake rlhf: step 1/1" in result.stdout  # tee'd to the terminal
+    assert "sending SIGKILL" not in result.stderr  # SIGTERM stopped the server
     assert "swift rlhf" in (sandbox.out / "commands.sh").read_text()
     assert_all_stopped(sandbox)
+    # Issue 16: the command that evaluates the final checkpoint, pasteable as printed.
+    evaluate = shlex.split(result.stdout.strip().splitlines()[-1])
+    checkpoint = next(sandbox.out.glob("v0-*/checkpoint-1"))
+    assert evaluate == [
+        "python", "-m", "swift_plugins", "evaluate", str(checkpoint), "--task", "countdown",
+        "--data", "<held-out.jsonl>", "--out", str(sandbox.out / "eval-final"), "--system", SYSTEM,
+    ]  # fmt: skip
+    assert "<held-out.jsonl>: held-out puzzles, e.g. python -m swift_plugins.countdown generate" in result.stderr
 
 
 def test_3gpu_gpu_layout_from_env_and_extra_args_win(sandbox):
@@ -333,8 +365,9 @@ def test_3gpu_gpu_layout_from_env_and_extra_args_win(sandbox):
     rlhf = sandbox.record("rlhf")
     assert rlhf["env"]["CUDA_VISIBLE_DEVICES"] == "1,2,3"
     assert rlhf["env"]["NPROC_PER_NODE"] == "3"
-    assert rlhf["argv"][-4:] == ["--save_steps", "7", "--learning_rate", "4e-7"]
-    assert flag(rlhf["argv"], "--save_steps") == "7"
+    # An extra flag replaces the recipe's value: each flag once.
+    assert (flag(rlhf["argv"], "--save_steps"), flag(rlhf["argv"], "--learning_rate")) == ("7", "4e-7")
+    assert rlhf["argv"].count("--save_steps") == rlhf["argv"].count("--learning_rate") == 1
 
 
 @pytest.mark.parametrize(
@@ -454,35 +487,6 @@ def test_3gpu_sigterm_during_health_wait_stops_rollout(sandbox):
     assert_all_stopped(sandbox)
 
 
-def test_3gpu_health_check_without_curl(sandbox):
-    # A PATH with the tools the launcher uses, minus curl: the python fallback must bypass the proxy too.
-    tools = sandbox.tmp / "tools"
-    tools.mkdir()
-    for name in (
-        "bash",
-        "env",
-        "setsid",
-        "tail",
-        "cat",
-        "awk",
-        "sort",
-        "uniq",
-        "tr",
-        "paste",
-        "grep",
-        "mkdir",
-        "date",
-        "sleep",
-        "readlink",
-        "dirname",
-    ):
-        (tools / name).symlink_to(shutil.which(name))
-    result = sandbox.run("countdown_3gpu.sh", PATH=f"{sandbox.bin}:{tools}")
-    assert result.returncode == 0, result.stderr
-    assert "rollout server is healthy" in result.stderr
-    assert_all_stopped(sandbox)
-
-
 def test_3gpu_sigkill_after_grace_when_term_is_ignored(sandbox):
     start = time.monotonic()
     result = sandbox.run("countdown_3gpu.sh", FAKE_TRAIN_EXIT=2, FAKE_IGNORE_TERM=1, STOP_GRACE_SECONDS=1)
@@ -503,9 +507,9 @@ def test_no_warnings_with_defaults(sandbox):
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["--save_steps", "5000"], ["save_steps=5000", "3094 optimizer steps"]),  # 49500 rows after the 1% held out
+        (["--save_steps", "5000"], ["save_steps=5000", "3093 optimizer steps"]),  # 49500 rows after the 1% held out
         (["--max_steps", "50"], ["save_steps=100", "50 optimizer steps"]),
-        (["--dataset", "zouxuhong/Countdown-Tasks-3to4#1000"], ["save_steps=100", "62 optimizer steps"]),
+        (["--dataset", "zouxuhong/Countdown-Tasks-3to4#1000"], ["save_steps=100", "61 optimizer steps"]),
         (["--learning_rate", "1e-6", "--beta", "0.04"], ["learning_rate=1e-6", "beta=0.04", "collapse"]),
     ],
 )
@@ -525,9 +529,9 @@ def test_output_dir_in_extra_args_warns(sandbox):
 
 
 def test_save_steps_warning_counts_training_gpus(sandbox):
-    # 4 trainer GPUs: 8 * 8 * 4 / 8 = 32 prompts per step, (50000 - 500 held out) / 32 -> 1547 steps.
+    # 4 trainer GPUs: 8 * 8 * 4 / 8 = 32 prompts per step, (50000 - 500 held out) // 32 = 1546 steps.
     result = sandbox.run("countdown_3gpu.sh", "--save_steps", "2000", DRY_RUN=1, ROLLOUT_GPU=4, TRAIN_GPUS="0,1,2,3")
-    assert "1547 optimizer steps" in result.stderr
+    assert "1546 optimizer steps" in result.stderr
 
 
 # ------------------------------------------------------------------------ 1-GPU
@@ -651,31 +655,12 @@ def test_multinode_train_times_out_without_server(sandbox):
     assert sandbox.record("rlhf-cli") is None
 
 
-# ------------------------------------------------------------- library helpers
-
-
-@pytest.mark.parametrize(
-    "shebang, expected",
-    [
-        ("#!{py}\n", "{py}"),
-        ("#!/usr/bin/env python3\n", "{bin}/python3"),
-        ("#!/usr/bin/env -S python3 -u\n", "{bin}/python3"),
-        ("#!/bin/sh\n'''exec' \"{py}\" \"$0\" \"$@\"\n' '''\n", "{py}"),
-    ],
-)
-def test_swift_python_reads_the_console_script_shebang(sandbox, shebang, expected):
-    swift = sandbox.tmp / "swift-script"
-    swift.write_text(shebang.format(py=sys.executable) + "import swift\n")
-    script = f"source {shlex.quote(str(SHELL / 'lib' / 'launch.sh'))}; swift_python {shlex.quote(str(swift))}"
-    result = subprocess.run(["bash", "-c", script], env=sandbox.env, capture_output=True, text=True)
-    assert result.stdout.strip() == expected.format(py=sys.executable, bin=sandbox.bin)
-
-
 # ------------------------------------------------------- flags vs. ms-swift itself
 
 
 def test_flags_parse_with_installed_ms_swift(sandbox):
-    """Every flag the recipes pass exists in the installed ms-swift 4.x argument dataclasses."""
+    """Every flag the recipes pass exists in the installed ms-swift 4.x argument dataclasses, once; the launcher's
+    batch check agrees with ms-swift's (swift/rlhf_trainers/args_mixin.py) on a grid of batch shapes."""
     commands = []
     for script, env in [
         ("countdown_3gpu.sh", {}),
@@ -695,17 +680,51 @@ def test_flags_parse_with_installed_ms_swift(sandbox):
         result = sandbox.run(script, DRY_RUN=1, **env)
         assert result.returncode == 0, result.stderr
         commands += [[sub, argv] for sub, (_, argv) in parse_dry_run(result.stdout).items()]
+    for sub, argv in commands:  # each flag once: the printed command says what runs
+        names = [word.split("=")[0] for word in argv if word.startswith("--")]
+        assert len(names) == len(set(names)), (sub, sorted(n for n in names if names.count(n) > 1))
     check = """
-import json, sys
+import itertools, json, sys
+from types import SimpleNamespace
 from transformers import HfArgumentParser
 from swift.arguments import RLHFArguments, RolloutArguments
+from swift.rlhf_trainers.args_mixin import RolloutTrainerArgumentsMixin
 from swift.utils.utils import _patch_get_type_hints
+from swift_plugins.launch.flags import Flags
+from swift_plugins.launch.plan_checks import check_batches
+from swift_plugins.launch.settings import SettingError
 bad = []
 for sub, argv in json.loads(sys.argv[1]):
     with _patch_get_type_hints():  # as swift.utils.parse_args builds its parser
         parser = HfArgumentParser([RLHFArguments if sub == "rlhf" else RolloutArguments])
     _, unknown = parser.parse_known_args(argv)
     bad += [(sub, u) for u in unknown]
+# The launcher's batch check refuses exactly what ms-swift's own check refuses.
+for world, batch, steps, generations, eval_batch, evaluates in itertools.product(
+    (1, 2, 3, 16), (1, 4, 6, 8), (1, 2, 7, 8), (1, 5, 7, 8, 12), (4, 6, 8), (False, True)
+):
+    args = SimpleNamespace(
+        num_generations=generations, world_size=world, per_device_train_batch_size=batch,
+        gradient_accumulation_steps=steps, generation_batch_size=None, steps_per_generation=None,
+        eval_strategy="steps" if evaluates else "no", num_generations_eval=None, per_device_eval_batch_size=eval_batch,
+    )
+    try:
+        RolloutTrainerArgumentsMixin._init_generation_batch_params(args)
+        swift_accepts = True
+    except ValueError:
+        swift_accepts = False
+    flags = Flags([
+        "--per_device_train_batch_size", str(batch), "--gradient_accumulation_steps", str(steps),
+        "--num_generations", str(generations), "--per_device_eval_batch_size", str(eval_batch),
+        *(["--split_dataset_ratio", "0.01"] if evaluates else ["--eval_strategy", "no"]),
+    ])
+    try:
+        check_batches(flags, world, set())
+        launcher_accepts = True
+    except SettingError:
+        launcher_accepts = False
+    if swift_accepts != launcher_accepts:
+        bad.append(("batch", vars(args)))
 print(json.dumps(bad))
 """
     result = subprocess.run(
@@ -714,7 +733,7 @@ print(json.dumps(bad))
         text=True,
         timeout=180,
         cwd=sandbox.tmp,
-        env={**os.environ, "PYTHONPATH": ""},
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
@@ -871,7 +890,7 @@ def test_multinode_warns_that_more_gpus_change_the_schedule(sandbox):
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
     assert len(warnings) == 1, result.stderr
-    for words in ("16 training processes", "1024 completions", "387 steps", "128", "--gradient_accumulation_steps 1"):
+    for words in ("16 training processes", "1024 completions", "386 steps", "128", "--gradient_accumulation_steps 1"):
         assert words in warnings[0]
 
 
@@ -981,7 +1000,7 @@ def test_resume_auto_refusals(sandbox, args, env, words):
 def test_smoke_dry_run_shows_the_small_model_and_a_short_run(sandbox, script):
     result = sandbox.run(script, DRY_RUN=1, SMOKE=1)
     assert result.returncode == 0, result.stderr
-    assert "swift_plugins tiny-model" in result.stdout
+    assert TINY_MODEL in result.stdout
     commands = parse_dry_run(result.stdout)
     _, argv = commands["rlhf"]
     model = str(sandbox.out / "smoke" / "model")
@@ -993,8 +1012,17 @@ def test_smoke_dry_run_shows_the_small_model_and_a_short_run(sandbox, script):
         assert flag(argv, "--deepspeed") == "zero3"
 
 
-def test_smoke_run_builds_the_tiny_model_and_says_what_it_proved(sandbox):
-    result = sandbox.run("countdown_3gpu.sh", SMOKE=1, timeout=120)
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """One real SMOKE=1 run of countdown_3gpu.sh (it builds the tiny model: the slow part), shared by the tests."""
+    box = Sandbox(tmp_path_factory.mktemp("smoke"))
+    result = box.run("countdown_3gpu.sh", SMOKE=1, timeout=180)
+    yield box, result
+    box.cleanup()
+
+
+def test_smoke_run_builds_the_tiny_model_and_says_what_it_proved(smoke_run):
+    sandbox, result = smoke_run
     assert result.returncode == 0, result.stderr
     assert (sandbox.out / "smoke" / "model" / "config.json").is_file()
     assert (sandbox.out / "smoke" / "data" / "train.test.jsonl").is_file()
@@ -1006,10 +1034,23 @@ def test_smoke_run_builds_the_tiny_model_and_says_what_it_proved(sandbox):
         assert words in result.stderr
 
 
-def test_smoke_run_fails_without_a_checkpoint(sandbox):
+def test_smoke_run_prints_a_pasteable_evaluation_of_its_checkpoint(smoke_run):
+    # Issue 16: the exact command that evaluates the final checkpoint on the run's held-out file.
+    sandbox, result = smoke_run
+    evaluate = shlex.split(result.stdout.strip().splitlines()[-1])
+    assert evaluate[:4] == ["python", "-m", "swift_plugins", "evaluate"]
+    assert (Path(evaluate[4]) / "trainer_state.json").is_file() and evaluate[4].endswith("checkpoint-4")
+    assert flag(evaluate, "--data") == str(sandbox.out / "smoke" / "data" / "train.test.jsonl")
+    assert (flag(evaluate, "--task"), flag(evaluate, "--system")) == ("countdown", SYSTEM)
+    assert flag(evaluate, "--out") == str(sandbox.out / "eval-final")
+
+
+def test_smoke_run_fails_without_a_checkpoint(sandbox, smoke_run):
+    # A tiny model already in OUTPUT_DIR/smoke (a rerun) is reused, not rebuilt.
+    shutil.copytree(smoke_run[0].out / "smoke" / "model", sandbox.out / "smoke" / "model")
     result = sandbox.run("countdown_1gpu.sh", SMOKE=1, FAKE_TRAIN_NO_CHECKPOINT=1, timeout=120)
     assert_refused(result, "countdown_1gpu.sh", "SMOKE", "no complete checkpoint")
-    assert "SMOKE passed" not in result.stderr
+    assert "SMOKE passed" not in result.stderr and "reusing the tiny model" in result.stderr
 
 
 # ------------------------------------------------------------------- GSM8K
@@ -1041,3 +1082,152 @@ def test_multinode_takes_the_gsm8k_task(sandbox):
     assert_refused(
         sandbox.run("countdown_multinode.sh", DRY_RUN=1, ROLE="train", TASK="chess"), "countdown_multinode.sh", "chess"
     )
+
+
+# --------------------------------------------------- issue 15: each reproduction, as a new user hits it
+
+
+def test_resume_auto_with_a_multi_line_flag(sandbox):
+    # The bash launcher re-read commands.sh with awk/xargs: "unmatched single quote" for a multi-line --system.
+    system = "Think first.\nThen answer: it's <answer>x</answer>."
+    assert sandbox.run("countdown_1gpu.sh", "--system", system, FAKE_TRAIN_EXIT=1).returncode == 1
+    checkpoint = make_checkpoint(sandbox.out / "v0-20260101-000000", 100)
+    result = sandbox.run("countdown_1gpu.sh", "--system", system, RESUME="auto")
+    assert result.returncode == 0, result.stderr
+    argv = sandbox.record("rlhf")["argv"]
+    assert flag(argv, "--system") == system and flag(argv, "--resume_from_checkpoint") == str(checkpoint)
+    # commands.sh stays a readable script that gives the same argv back.
+    (trainer,) = [words for words in shell_commands((sandbox.out / "commands.sh").read_text()) if "swift" in words]
+    assert trainer[trainer.index("swift") + 2 :] == argv
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"DRY_RUN": "y"}, {"DRY_RUN": "x"}, {"DRY_RUN": "2"}, {"SMOKE": "2"}, {"SMOKE": "on"}, {"RESUME": "yes"}],
+)
+def test_yes_no_settings_take_only_yes_no_words(sandbox, env):
+    # DRY_RUN=y/x/2 started a real run; SMOKE=2 silently ran the full recipe.
+    (name, value), = env.items()
+    result = sandbox.run("countdown_3gpu.sh", **env)
+    assert_refused(result, "countdown_3gpu.sh", f"{name}='{value}'")
+    assert not sandbox.started_pids() and not sandbox.out.exists()
+
+
+def test_yes_no_settings_accept_their_words(sandbox):
+    for value in ("1", "true", "yes", "TRUE"):
+        result = sandbox.run("countdown_1gpu.sh", DRY_RUN=value)
+        assert result.returncode == 0 and "DRY_RUN: nothing started" in result.stderr, result.stderr
+    assert not sandbox.started_pids() and not sandbox.out.exists()
+    for value in ("0", "false", "no", ""):
+        assert sandbox.run("countdown_1gpu.sh", DRY_RUN=value, FAKE_TRAIN_EXIT=4).returncode == 4
+
+
+@pytest.mark.parametrize(
+    "args, env, words",
+    [
+        ([], {"DATASET": "/nonexistent.jsonl"}, ["DATASET=/nonexistent.jsonl", "no such file"]),
+        ([], {"VAL_DATASET": "./missing.test.jsonl"}, ["VAL_DATASET=./missing.test.jsonl", "no such file"]),
+        ([], {"MODEL": "/nonexistent"}, ["MODEL=/nonexistent", "no such folder"]),
+        (["--num_generations", "7"], {}, ["--num_generations 7", "128 completions", "args_mixin.py", "16"]),
+        ([], {"VLLM_MAX_MODEL_LEN": "100"}, ["VLLM_MAX_MODEL_LEN=100", "3072"]),
+        ([], {"REPORT_TO": "foo"}, ["REPORT_TO=foo", "tensorboard", "wandb"]),
+        (["--report_to", "foo"], {}, ["--report_to foo"]),
+        (["--per_device_eval_batch_size", "3"], {}, ["eval batch", "VAL_DATASET=none"]),
+        ([], {"VLLM_GPU_MEMORY_UTILIZATION": "90"}, ["VLLM_GPU_MEMORY_UTILIZATION", "(0, 1]"]),
+        (["oops"], {}, ["'oops' is not a --flag"]),
+    ],
+)
+def test_settings_that_would_fail_later_are_refused_first(sandbox, args, env, words):
+    # Each passed the preflight; --num_generations 7 failed only after the rollout server had loaded the model.
+    result = sandbox.run("countdown_3gpu.sh", *args, **env)
+    assert_refused(result, "countdown_3gpu.sh", *words)
+    assert not sandbox.started_pids() and not sandbox.out.exists()
+    assert_refused(sandbox.run("countdown_3gpu.sh", *args, DRY_RUN=1, **env), "countdown_3gpu.sh", *words)
+
+
+def test_local_dataset_rows_are_checked_with_the_task_rules(sandbox):
+    data = sandbox.tmp / "train.jsonl"
+    data.write_text('{"nums": [1, 2], "target": 3}\n{"nums": [1, 2], "target": "3"}\n')
+    result = sandbox.run("countdown_1gpu.sh", DATASET=data)
+    assert_refused(result, "countdown_1gpu.sh", f"DATASET={data}", f"{data}:2", "target must be an integer")
+    gsm8k = sandbox.tmp / "gsm8k.jsonl"
+    gsm8k.write_text('{"question": "1+1?", "answer": "2\\n#### 2"}\n')
+    assert_refused(sandbox.run("countdown_1gpu.sh", DATASET=gsm8k, DRY_RUN=1), "countdown_1gpu.sh", "nums")
+    assert sandbox.run("gsm8k_1gpu.sh", DATASET=gsm8k, DRY_RUN=1).returncode == 0
+    assert not sandbox.started_pids()
+
+
+def test_smoke_commands_name_each_flag_once(sandbox, smoke_run):
+    # SMOKE=1 printed --max_length 2048 ... --max_length 512 (and five more flags twice) in commands.sh.
+    box = smoke_run[0]
+    texts = [
+        sandbox.run("gsm8k_1gpu.sh", SMOKE=1, DRY_RUN=1).stdout,
+        sandbox.run("countdown_multinode.sh", SMOKE=1, DRY_RUN=1, ROLE="train", ROLLOUT_HOST="gen0").stdout,
+    ]
+    for text in [*texts, (box.out / "commands.sh").read_text()]:
+        argv = next(words for words in shell_commands(text) if "rlhf" in words or "rollout" in words)
+        names = [word for word in argv if word.startswith("--")]
+        assert len(names) == len(set(names)), text
+        assert flag(argv, "--max_length") in ("512", None) and flag(argv, "--report_to") in ("none", None)
+    recorded = json.loads((box.out / "commands.json").read_text())["commands"][-1]["argv"]
+    assert recorded == ["swift", "rlhf", *box.record("rlhf")["argv"]]
+
+
+@pytest.mark.parametrize("script", ["countdown_3gpu.sh", "countdown_1gpu.sh", "gsm8k_3gpu.sh"])
+def test_server_flag_refusal_names_only_settings_of_this_recipe(sandbox, script):
+    # It told users of the one-node recipes to set ROLLOUT_HOST, which they ignore.
+    result = sandbox.run(script, "--vllm_server_port", "1234", DRY_RUN=1)
+    assert_refused(result, script, "--vllm_server_port")
+    assert "ROLLOUT_HOST" not in result.stderr
+    result = sandbox.run("countdown_multinode.sh", "--vllm_server_host", "x", DRY_RUN=1, ROLE="train", ROLLOUT_HOST="g")
+    assert_refused(result, "countdown_multinode.sh", "ROLLOUT_HOST")
+
+
+def test_multinode_help_gives_the_steps_the_launcher_prints(sandbox):
+    # The help said 391 steps where the launcher printed 387 (ms-swift runs 386: the last partial group is dropped).
+    help_steps = re.findall(r"1024, (\d+) steps", sandbox.run("countdown_multinode.sh", "--help").stdout)
+    result = sandbox.run(
+        "countdown_multinode.sh", DRY_RUN=1, ROLE="train", ROLLOUT_HOST="gen0", NNODES=2, MASTER_ADDR="node0"
+    )
+    assert help_steps and help_steps == re.findall(r"1024 completions .*?: (\d+) steps", result.stderr)
+
+
+def test_recipes_are_thin_and_shell_holds_no_inline_programs():
+    # Every GPU recipe is its usage text and one exec of the launcher; shell/ holds no python or awk program.
+    for name in RECIPES:
+        lines = [line for line in (SHELL / name).read_text().splitlines() if line and not line.startswith("#")]
+        assert sum("exec " in line for line in lines) == 1 and len(lines) <= 6, name
+        assert f"-m swift_plugins.launch {name[:-3]} " in lines[-1] and "lib/" not in "".join(lines)
+    for script in SCRIPTS:
+        text = script.read_text()
+        assert not re.search(r"\bawk\b|python3? -c|<<", text), script
+    # shell/lib keeps only what the CPU demo and smoke scripts use.
+    used = (SHELL / "countdown_cpu_demo.sh").read_text() + (SHELL / "countdown_cpu_smoke.sh").read_text()
+    for lib in (SHELL / "lib").glob("*.sh"):
+        assert lib.name in used, lib
+        text = lib.read_text()
+        for name in re.findall(r"^(\w+)\(\)", text, re.M) + re.findall(r"^(?:readonly )?([A-Z_]+)=", text, re.M):
+            assert re.search(rf"\b{name}\b", used), f"{lib.name} defines {name}, which no CPU script uses"
+
+
+def test_cpu_scripts_share_the_presets_system_prompt():
+    script = f"source {shlex.quote(str(SHELL / 'lib' / 'launch.sh'))}; printf %s \"$COUNTDOWN_SYSTEM\""
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert result.stdout == SYSTEM
+
+
+def test_report_to_wandb_needs_wandb_where_swift_runs(sandbox):
+    result = sandbox.run("countdown_1gpu.sh", REPORT_TO="wandb", FAKE_WANDB="missing")
+    assert_refused(result, "countdown_1gpu.sh", "REPORT_TO=wandb", "No module named 'wandb'", "pip install wandb")
+    assert not sandbox.started_pids()
+    result = sandbox.run("countdown_1gpu.sh", REPORT_TO="wandb")
+    assert result.returncode == 0, result.stderr
+    assert "wandb 0.21.0" in result.stderr and flag(sandbox.record("rlhf")["argv"], "--report_to") == "wandb"
+
+
+def test_gsm8k_run_prints_its_evaluation_without_a_system_prompt(sandbox):
+    result = sandbox.run("gsm8k_1gpu.sh")
+    assert result.returncode == 0, result.stderr
+    evaluate = shlex.split(result.stdout.strip().splitlines()[-1])
+    assert flag(evaluate, "--task") == "gsm8k" and "--system" not in evaluate
+    assert flag(evaluate, "--data") == "<held-out.jsonl>" and "GSM8K's test split" in result.stderr

@@ -80,7 +80,7 @@ def _evaluate(model: Path, puzzles: Path, name: str) -> Path:
 
 def test_a_short_sft_teaches_the_format_on_held_out_puzzles(smol_model, sft_checkpoint, puzzles):
     table = compare({"base": _evaluate(smol_model, puzzles, "base"), "sft": _evaluate(sft_checkpoint, puzzles, "sft")})
-    assert table["puzzles"] == HELD_OUT
+    assert table["prompts"] == HELD_OUT
     assert table["stages"]["base"]["format_rate"] <= 0.1  # the base model answers in prose
     assert table["stages"]["sft"]["format_rate"] >= 0.5
     assert table["changes"]["sft - base"]["format_rate"]["ci95"][0] > 0  # the gain is beyond noise

@@ -4,11 +4,13 @@ import itertools
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from swift_plugins.core.errors import DataError
 from swift_plugins.countdown.expression import parse_equation
-from swift_plugins.countdown.solver import format_expression, solve, solve_batch, templates
+from swift_plugins.countdown.solver import format_expression, is_supported, solve, solve_batch, templates
 
 
 def brute_force_values(numbers: list[Fraction]) -> set[Fraction]:
@@ -59,3 +61,12 @@ def test_format_expression_keeps_only_needed_parentheses():
     assert format_expression((0, 1, 2, "*", "+"), numbers) == "1 + 2 * 3"
     assert format_expression((0, 1, "+", 2, "/"), numbers) == "(1 + 2) / 3"
     assert format_expression((0, 1, 2, "/", "/"), numbers) == "1 / (2 / 3)"
+
+
+@pytest.mark.parametrize(("numbers", "target"), [([1, 2], 10**21), ([10**30, 2], 5), ([1, 2], -(10**19))])
+def test_a_puzzle_beyond_int64_is_refused_not_an_overflow(numbers, target):
+    assert not is_supported(numbers, target)
+    with pytest.raises(DataError, match=r"row 0 \(.*\) is beyond the solver's bounds"):
+        solve(numbers, target)
+    with pytest.raises(DataError, match=r"row 1 \(.*\) is beyond the solver's bounds"):
+        solve_batch([[1, 2], numbers], [3, target])

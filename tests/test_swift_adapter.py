@@ -13,7 +13,7 @@ from swift.utils import import_external_file
 
 from swift_plugins.countdown.data import HUB_IDS, DataError
 from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_answer_format_reward
-from swift_plugins.countdown.swift_adapter import CountdownTaskPreprocessor, register_files
+from swift_plugins.countdown.swift_adapter import CountdownPreprocessor, register_files
 
 from .test_rewards import ACCEPTED, FORMAT_CASES, REJECTED
 
@@ -60,7 +60,7 @@ def test_registered_format_rewards_match_the_pure_function(plugin):
 def test_hub_ids_use_the_countdown_preprocessor(plugin, use_hf):
     hub_id = HUB_IDS[use_hf]
     meta = DatasetSyntax.parse(f"{hub_id}#50000").get_dataset_meta(use_hf)
-    assert isinstance(meta.preprocess_func, CountdownTaskPreprocessor)
+    assert isinstance(meta.preprocess_func, CountdownPreprocessor)
 
 
 def _load(path):

@@ -1,7 +1,8 @@
 """What every task's command line shares: running a command, its errors, Ctrl-C, the ``score`` command.
 
-A command's expected failures (bad data, bad values, files) print one line and exit 2; Ctrl-C
-prints one line and exits 130, as a shell reports an interrupted program.
+A command's expected failures (every :class:`~.errors.PluginError`: bad data, bad values, paths it
+cannot use) print one line and exit 2; Ctrl-C prints one line and exits 130, as a shell reports an
+interrupted program. Any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -9,14 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import PluginError
-from .files import write_jsonl, write_text
+from .errors import OutputError, PluginError
+from .files import check_output, write_rows, write_text
 
-__all__ = ["add_score_command", "int_at_least", "run_command", "run_parsed"]
+__all__ = ["add_score_command", "int_at_least", "run_command", "run_parsed", "writing"]
 
 INTERRUPTED = 130  # 128 + SIGINT
 
@@ -37,19 +39,35 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
     return integer
 
 
+@contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """Turn an OSError of the block, which writes ``path``, into an :class:`OutputError` naming ``path``.
+
+    >>> with writing("/dev/null/report.json"):
+    ...     Path("/dev/null/report.json").write_text("{}")
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.OutputError: /dev/null/report.json: cannot write it (Not a directory)
+    """
+    try:
+        yield
+    except OSError as error:
+        raise OutputError(path, error) from None
+
+
 def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> None:
     """Parse ``argv`` and run the chosen command with one-line errors (see :func:`run_parsed`)."""
     run_parsed(parser, parser.parse_args(argv))
 
 
 def run_parsed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Run ``args.run(args)``: a :class:`PluginError`, ValueError or OSError exits 2, Ctrl-C 130; one line each."""
+    """Run ``args.run(args)``: a :class:`PluginError` exits 2, Ctrl-C 130, one line each; a bug raises."""
     try:
         args.run(args)
     except KeyboardInterrupt:
         print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
         sys.exit(INTERRUPTED)
-    except (PluginError, ValueError, OSError) as error:
+    except PluginError as error:
         parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
 
 
@@ -63,18 +81,21 @@ def add_score_command(
     """Add ``score RESULTS... [--json] [--per-example]``: ``load(args)`` gives the samples."""
 
     def run(args: argparse.Namespace) -> None:
+        out = check_output(args.json or args.results[0].with_suffix(".score.json"), (".json",))
+        if args.per_example:
+            check_output(args.per_example)
         samples = load(args)
         report = score(samples)
         print(format_report(report))
-        out = write_text(json.dumps(report, indent=2) + "\n", args.json or args.results[0].with_suffix(".score.json"))
+        write_text(json.dumps(report, indent=2) + "\n", out)
         print(f"\nwrote the report to {out}")
         if args.per_example:
-            write_jsonl(map(record, samples), args.per_example)
+            write_rows(map(record, samples), args.per_example)
             print(f"wrote {len(samples)} scored examples to {args.per_example}")
 
     command = commands.add_parser("score", help="score swift infer result files with the training rewards")
     command.add_argument("results", type=Path, nargs="+", help="result .jsonl files; several = several samples")
     command.add_argument("--json", type=Path, help="report path (default: first RESULTS with .score.json)")
-    command.add_argument("--per-example", type=Path, help="write each scored sample here as JSONL")
+    command.add_argument("--per-example", type=Path, help="write each scored sample here (.jsonl, .json or .parquet)")
     command.set_defaults(run=run)
     return command

@@ -1,12 +1,20 @@
 """The package's errors: one base class to catch them all, one subclass per kind.
 
+Every failure the package expects (bad data, a bad setting, a path it cannot use, a tool that
+fails) raises a :class:`PluginError` subclass whose message names the user's input; the command
+line prints it as one line. Anything else is a bug and keeps its traceback.
+
 >>> issubclass(DataError, PluginError) and issubclass(DataError, ValueError)
 True
+>>> str(OutputError("eval/score.json", PermissionError(13, "Permission denied")))
+'eval/score.json: cannot write it (Permission denied)'
 """
 
 from __future__ import annotations
 
-__all__ = ["DataError", "PluginError"]
+from pathlib import Path
+
+__all__ = ["DataError", "OutputError", "PluginError", "SettingError"]
 
 
 class PluginError(Exception):
@@ -15,3 +23,18 @@ class PluginError(Exception):
 
 class DataError(PluginError, ValueError):
     """A data file, row or result that cannot be used; the message names the file and the row."""
+
+
+class SettingError(PluginError, ValueError):
+    """A setting or option value out of its range; the message names the setting and the range."""
+
+
+class OutputError(PluginError):
+    """An output path that cannot be written: ``OutputError(path, reason)`` names the user's path.
+
+    ``reason`` is the OSError met, or a sentence (a wrong extension, a file where a folder should be).
+    """
+
+    def __init__(self, path: str | Path, reason: OSError | str) -> None:
+        detail = reason.strerror or reason if isinstance(reason, OSError) else reason
+        super().__init__(f"{path}: cannot write it ({detail})")

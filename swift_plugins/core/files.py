@@ -1,19 +1,26 @@
-"""Rows on disk: reading jsonl/json/parquet files with their location, and writing files atomically.
+"""Rows on disk: reading and writing jsonl/json/parquet files, atomically, naming the user's paths.
 
 Every file the package writes goes through :func:`atomic_path`: it is written under a temporary
 sibling name and renamed over the destination only when complete, so an interrupted or failed write
-never leaves a partial file and never destroys the previous good one.
+never leaves a partial file and never destroys the previous good one. A command checks each of its
+outputs with :func:`check_output` before any work, so a bad path fails at once, not after the work;
+a path that still cannot be written raises :class:`OutputError` naming it, never the temporary.
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
->>> write_jsonl([{"a": 1}], folder / "rows.jsonl")
+>>> write_rows([{"a": 1}], folder / "rows.parquet")
 1
->>> list(read_rows(folder / "rows.jsonl"))[0][1]
+>>> next(read_rows(folder / "rows.parquet"))[1]
 {'a': 1}
+>>> check_output("out/rows.csv")
+Traceback (most recent call last):
+...
+swift_plugins.core.errors.OutputError: out/rows.csv: cannot write it (expected a .jsonl, .json or .parquet file)
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -22,11 +29,47 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError
+from .errors import DataError, OutputError
 
-__all__ = ["FORMATS", "atomic_path", "column_names", "read_rows", "write_jsonl", "write_text"]
+__all__ = [
+    "FORMATS",
+    "atomic_path",
+    "check_output",
+    "column_names",
+    "read_rows",
+    "write_jsonl",
+    "write_rows",
+    "write_text",
+]
 
 FORMATS = (".jsonl", ".json", ".parquet")
+
+
+def check_output(path: str | Path, formats: tuple[str, ...] = FORMATS) -> Path:
+    """``path`` if a command can write it, else :class:`OutputError` naming it; creates and writes nothing.
+
+    Writable means: an extension among ``formats``, not a folder, and its parent a folder that
+    exists and is writable, or that can be created (the nearest existing ancestor is a writable folder).
+    """
+    path = Path(path)
+    if path.suffix not in formats:
+        expected = " or ".join(filter(None, (", ".join(formats[:-1]), formats[-1])))
+        raise OutputError(path, f"expected a {expected} file")
+    _check_place(path)
+    return path
+
+
+def _check_place(path: Path) -> None:
+    """:class:`OutputError` unless a file can be put at ``path`` (whatever its extension)."""
+    if path.is_dir():
+        raise OutputError(path, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputError(path, f"{folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(path, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
 
 
 @contextmanager
@@ -34,11 +77,16 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary sibling of ``path`` (same suffix) to write; rename it over ``path`` on success.
 
     Parent folders are created. If the block raises (or is interrupted), the temporary file is
-    removed and ``path`` is left as it was.
+    removed and ``path`` is left as it was. An OSError met creating, writing or renaming the
+    temporary becomes an :class:`OutputError` naming ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    _check_place(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    except OSError as error:
+        raise OutputError(path, error) from None
     os.close(handle)
     temporary = Path(name)
     try:
@@ -47,6 +95,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.umask(mask)
         temporary.chmod(0o666 & ~mask)  # mkstemp makes it 0600; give it a normal file's mode
         os.replace(temporary, path)
+    except OSError as error:
+        if error.filename not in (None, name):  # the block failed on another file (an input): not ours
+            raise
+        raise OutputError(path, error) from None
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -66,6 +118,27 @@ def write_jsonl(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
             file.write(json.dumps(row) + "\n")
             count += 1
     return count
+
+
+def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
+    """Write rows in the format ``path``'s extension names, atomically; return the count written.
+
+    ``.jsonl``: one JSON object a line; ``.json``: one list of objects; ``.parquet``: a table with a
+    column per key. Any other extension raises :class:`OutputError` before anything is written.
+    """
+    path = check_output(path)
+    if path.suffix == ".jsonl":
+        return write_jsonl(rows, path)
+    rows = list(rows)
+    with atomic_path(path) as temporary:
+        if path.suffix == ".json":
+            temporary.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows), temporary)
+    return len(rows)
 
 
 def _check_path(path: Path) -> None:

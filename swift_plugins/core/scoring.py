@@ -25,6 +25,7 @@ __all__ = [
     "CORRECT",
     "ends_inside_block",
     "is_correct",
+    "is_truncated",
     "pass_at_k",
     "rate",
     "summarise",
@@ -60,6 +61,24 @@ def ends_inside_block(text: str, tags: Iterable[str]) -> bool:
     True
     """
     return any(text.rfind(f"<{tag}>") > text.rfind(f"</{tag}>") for tag in tags)
+
+
+def is_truncated(row: dict[str, Any], response: str, tags: Iterable[str]) -> bool:
+    """Whether a result row's response was cut off by the token limit.
+
+    Rows written by ``evaluate`` carry swift's ``finish_reason`` (``"length"`` when the response
+    reached ``--max_new_tokens`` tokens); in rows without one (plain ``swift infer``) a response that
+    ends inside one of ``tags`` is taken as cut off, which misses a cut between blocks.
+
+    >>> is_truncated({"finish_reason": "length"}, "<think>a</think><answer>1</answer>", ["think", "answer"])
+    True
+    >>> is_truncated({}, "<think>a", ["think", "answer"])
+    True
+    """
+    reason = row.get("finish_reason")
+    if reason is not None:
+        return reason == "length"
+    return ends_inside_block(response, tags)
 
 
 def summarise(samples: Sequence[Any], unit: str = "prompt") -> dict[str, Any]:

@@ -1,8 +1,11 @@
 """Audit a Countdown table: which rows are solvable with every number used exactly once.
 
->>> report = audit([[6, 2, 6], [1, 1, 1], [2, 3]], [24, 100, 5])
->>> report.solvable, report.unsolvable_rows, report.trivial
-(2, [1], 1)
+Rows beyond the solver's bounds (:func:`~.solver.is_supported`: more than 4 numbers, or numbers
+or a target too large, however large) are counted as unsupported, never solved or guessed.
+
+>>> report = audit([[6, 2, 6], [1, 1, 1], [2, 3], [1, 2]], [24, 100, 5, 10**21])
+>>> report.solvable, report.unsolvable_rows, report.trivial, report.unsupported_rows
+(2, [1], 1, [3])
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from math import prod
+from math import isfinite, prod
 
 import numpy as np
 
@@ -34,8 +37,8 @@ class AuditReport:
     unsolvable_rows: list[int] = field(default_factory=list)
     unsupported_rows: list[int] = field(default_factory=list)  # beyond the solver's bounds: is_supported()
     by_count: dict[int, tuple[int, int]] = field(default_factory=dict)  # count -> (rows, solvable)
-    numbers: dict[str, float] = field(default_factory=dict)  # min / median / max / mean
-    targets: dict[str, float] = field(default_factory=dict)
+    numbers: dict[str, float | None] = field(default_factory=dict)  # min / median / max / mean
+    targets: dict[str, float | None] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
@@ -51,14 +54,26 @@ class AuditReport:
         }
 
 
-def _summary(values: np.ndarray) -> dict[str, float]:
-    if values.size == 0:
+def _summary(values: list[int]) -> dict[str, float | None]:
+    """Exact min and max; median and mean in floating point, None when beyond it (past about 1.8e308).
+
+    >>> _summary([1, 10**21]), _summary([1, 10**400])["mean"]
+    ({'min': 1, 'median': 5e+20, 'max': 1000000000000000000000, 'mean': 5e+20}, None)
+    """
+    if not values:
         return {}
+    try:
+        floats = np.asarray(values, dtype=np.float64)
+    except OverflowError:
+        median = mean = None
+    else:
+        with np.errstate(over="ignore"):
+            median, mean = float(np.median(floats)), float(floats.mean())
     return {
-        "min": int(values.min()),
-        "median": float(np.median(values)),
-        "max": int(values.max()),
-        "mean": round(float(values.mean()), 3),
+        "min": min(values),
+        "median": median if median is None or isfinite(median) else None,
+        "max": max(values),
+        "mean": round(mean, 3) if mean is not None and isfinite(mean) else None,
     }
 
 
@@ -104,6 +119,6 @@ def audit(
     report.solvable = sum(solved_by_count.values())
     rows_by_count = Counter(len(row) for row in nums)
     report.by_count = {count: (rows, solved_by_count[count]) for count, rows in sorted(rows_by_count.items())}
-    report.numbers = _summary(np.fromiter((n for row in nums for n in row), dtype=np.int64))
-    report.targets = _summary(np.asarray(targets, dtype=np.int64))
+    report.numbers = _summary([n for row in nums for n in row])
+    report.targets = _summary(list(targets))
     return report

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from tqdm import tqdm
 from ..core.cli import add_score_command, run_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
-from ..core.files import write_jsonl, write_text
+from ..core.files import check_output, write_rows, write_text
 from . import scoring
 from .data import read_columns
 
@@ -29,11 +30,10 @@ _JOBS = os.cpu_count() or 1
 
 def _range(text: str) -> tuple[int, int]:
     """``A-B`` or ``A`` as an inclusive range."""
-    low, _, high = text.partition("-")
-    try:
-        bounds = int(low), int(high or low)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected A-B or A, got {text!r}") from None
+    match = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected A-B or A, got {text!r}")
+    bounds = int(match[1]), int(match[2] or match[1])
     if bounds[0] > bounds[1]:
         raise argparse.ArgumentTypeError(f"empty range {text!r}")
     return bounds
@@ -41,26 +41,33 @@ def _range(text: str) -> tuple[int, int]:
 
 def holdout_path(out: Path) -> Path:
     """Where the holdout split of ``out`` goes: ``train.jsonl`` -> ``train.test.jsonl``."""
-    return out.with_name(f"{out.stem}.test{out.suffix or '.jsonl'}")
+    return out.with_name(f"{out.stem}.test{out.suffix}")
 
 
 def _generate(args: argparse.Namespace) -> None:
     from .generator import CountdownConfig, generate
 
+    check_output(args.out)
+    if args.test_size:
+        check_output(holdout_path(args.out))
     config = CountdownConfig(*args.count, *args.numbers, *args.targets)
     total = args.num + args.test_size
-    with tqdm(total=total, unit="rows", desc="generate", disable=args.quiet) as bar:
-        rows = list(generate(config, total, args.seed, jobs=args.jobs, progress=bar.update))
-    write_jsonl(rows[: args.num], args.out)
+    found = generate(config, total, args.seed, jobs=args.jobs)
+    rows = list(tqdm(found, total=total, unit="rows", desc="generate", disable=args.quiet))
+    write_rows(rows[: args.num], args.out)
     print(f"wrote {args.num} rows to {args.out}")
     if args.test_size:
-        write_jsonl(rows[args.num :], holdout_path(args.out))
+        write_rows(rows[args.num :], holdout_path(args.out))
         print(f"wrote {args.test_size} held-out rows to {holdout_path(args.out)}")
 
 
 def _audit(args: argparse.Namespace) -> None:
     from .audit import audit
 
+    if args.json:
+        check_output(args.json, (".json",))
+    if args.unsolvable_out:
+        check_output(args.unsolvable_out)
     nums, targets = read_columns(args.path)
     with tqdm(total=len(nums), unit="rows", desc="audit", disable=args.quiet) as bar:
         report = audit(nums, targets, jobs=args.jobs, progress=bar.update)
@@ -79,7 +86,7 @@ def _audit(args: argparse.Namespace) -> None:
         print(f"wrote the report to {args.json}")
     if args.unsolvable_out:
         bad = [{"row": i, "nums": nums[i], "target": targets[i]} for i in report.unsolvable_rows]
-        write_jsonl(bad, args.unsolvable_out)
+        write_rows(bad, args.unsolvable_out)
         print(f"wrote {len(bad)} unsolvable rows to {args.unsolvable_out}")
 
 
@@ -106,14 +113,15 @@ def _sft_data(args: argparse.Namespace) -> None:
     from .cold_start import sft_rows
     from .data import check_row, read_rows
 
+    check_output(args.out)
     rows = []
     for where, row in read_rows(args.puzzles):
-        nums, target = check_row(row.get("nums"), row.get("target"), where)
+        puzzle = check_row(row, where)
         try:
-            rows.extend(sft_rows([{"nums": nums, "target": target}]))
-        except ValueError as error:
+            rows.extend(sft_rows([puzzle]))
+        except DataError as error:
             raise DataError(f"{where}: {error}") from None
-    write_jsonl(rows, args.out)
+    write_rows(rows, args.out)
     print(f"wrote {len(rows)} SFT rows to {args.out}")
 
 
@@ -121,10 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m swift_plugins.countdown", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows as JSONL")
+    gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows (.jsonl, .json or .parquet)")
     gen.add_argument("--num", type=_int_at_least(0), required=True, help="rows in the main file")
     gen.add_argument("--seed", type=int, default=0)
-    gen.add_argument("--out", type=Path, required=True, help="output .jsonl path")
+    gen.add_argument("--out", type=Path, required=True, help="output .jsonl, .json or .parquet path")
     gen.add_argument(
         "--test-size",
         type=_int_at_least(0),
@@ -139,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     aud = commands.add_parser("audit", help="solve every row of a jsonl/parquet file of nums/target")
     aud.add_argument("path", type=Path)
-    aud.add_argument("--unsolvable-out", type=Path, help="write the unsolvable rows here as JSONL")
+    aud.add_argument("--unsolvable-out", type=Path, help="write the unsolvable rows here (.jsonl, .json or .parquet)")
     aud.add_argument("--json", type=Path, help="write the report here as JSON")
     aud.add_argument("--jobs", type=_int_at_least(1), default=_JOBS)
     aud.set_defaults(run=_audit)
@@ -160,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sft = commands.add_parser("sft-data", help="turn generated puzzles into swift SFT rows with worked answers")
     sft.add_argument("puzzles", type=Path, help="puzzle rows with nums/target (e.g. a generate output file)")
-    sft.add_argument("--out", type=Path, required=True, help="output .jsonl of messages rows")
+    sft.add_argument("--out", type=Path, required=True, help="output .jsonl, .json or .parquet of messages rows")
     sft.set_defaults(run=_sft_data)
 
     for command in (gen, aud):

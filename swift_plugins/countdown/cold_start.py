@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
+from ..core.errors import DataError
 from .data import prompt_for
 from .expression import parse_equation
 from .solver import all_solutions
@@ -58,14 +59,14 @@ def solution_steps(solution: str) -> list[str]:
 
 
 def simplest_solution(nums: Sequence[int], target: int) -> str:
-    """The solution a reader finds easiest to follow; :class:`ValueError` if the puzzle has none.
+    """The solution a reader finds easiest to follow; :class:`DataError` if the puzzle has none.
 
     >>> simplest_solution([3, 13, 11], 21), simplest_solution([2, 12, 1], 26)
     ('13 + 11 - 3', '2 * (12 + 1)')
     """
     solutions = all_solutions(nums, target)
     if not solutions:
-        raise ValueError(f"{list(nums)} cannot make {target} with each number used once")
+        raise DataError(f"{list(nums)} cannot make {target} with each number used once")
     return min(solutions, key=lambda text: (text.count("/"), text.count("("), [_RANK[c] for c in text if c in _RANK]))
 
 

@@ -72,24 +72,20 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_row(nums: Any, target: Any, where: str) -> tuple[list[int], int]:
-    """``(nums, target)`` as ints, or :class:`DataError` saying what is wrong ``where``.
+def check_row(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """The row's ``nums`` and ``target`` as ints, or :class:`DataError` saying what is wrong ``where``.
 
-    >>> check_row([1, 2], "3", "row 0")
+    >>> check_row({"nums": [1, 2], "target": "3"}, "row 0")
     Traceback (most recent call last):
     ...
     swift_plugins.core.errors.DataError: row 0: target must be an integer, got '3'
     """
+    nums, target = row.get("nums"), row.get("target")
     if not isinstance(nums, (list, tuple)) or not nums or not all(_is_int(n) for n in nums):
         raise DataError(f"{where}: nums must be a non-empty list of integers, got {nums!r}")
     if not _is_int(target):
         raise DataError(f"{where}: target must be an integer, got {target!r}")
-    return list(nums), target
-
-
-def _check_task_row(row: dict[str, Any], where: str) -> dict[str, Any]:
-    nums, target = check_row(row["nums"], row["target"], where)
-    return {"nums": nums, "target": target}
+    return {"nums": list(nums), "target": target}
 
 
 def _messages(row: dict[str, Any]) -> list[dict[str, str]]:
@@ -99,7 +95,7 @@ def _messages(row: dict[str, Any]) -> list[dict[str, str]]:
 COUNTDOWN = Task(
     name="Countdown",
     columns=("nums", "target"),
-    check_row=_check_task_row,
+    check_row=check_row,
     messages=_messages,
     hub_ids=HUB_IDS,
     tags=("math", "countdown"),
@@ -116,7 +112,7 @@ def read_columns(path: str | Path) -> tuple[list[list[int]], list[int]]:
     nums, targets = [], []
     for where, row in read_rows(path):
         check_columns(row, where)
-        row_nums, target = check_row(row["nums"], row["target"], where)
-        nums.append(row_nums)
-        targets.append(target)
+        checked = check_row(row, where)
+        nums.append(checked["nums"])
+        targets.append(checked["target"])
     return nums, targets

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
+from ..core.errors import PluginError
+
 __all__ = [
     "Equation",
     "ExpressionError",
@@ -56,7 +58,7 @@ _MAX_CACHED_SHAPES = 1 << 16
 _templates: dict[str, Template] = {}
 
 
-class ExpressionError(ValueError):
+class ExpressionError(PluginError, ValueError):
     """The text is not an equation of the Countdown grammar."""
 
 

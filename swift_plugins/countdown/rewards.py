@@ -33,15 +33,15 @@ MAX_ANSWER_CHARS = 1024
 SHAPED_PARTIAL_CREDIT = 0.1
 
 
-class Verdict(enum.Enum):
-    """Why a completion did or did not solve its puzzle."""
+class Verdict(str, enum.Enum):
+    """Why a completion did or did not solve its puzzle; the value is the label shown (as GSM8K's ``Verdict``)."""
 
+    CORRECT = "correct"
+    WRONG_VALUE = "wrong value"  # right numbers, but the value (or the claim) misses the target
     NO_ANSWER = "no answer"  # no <answer>…</answer> block, or not text at all
-    BAD_ROW = "bad row"  # the dataset row's nums/target cannot be read
     ILLEGAL_SYNTAX = "illegal syntax"  # the answer is not an equation of the grammar
     WRONG_NUMBERS = "wrong numbers"  # literals are not exactly the puzzle's numbers
-    WRONG_VALUE = "wrong value"  # right numbers, but the value (or the claim) misses the target
-    CORRECT = "correct"
+    BAD_ROW = "bad row"  # the dataset row's nums/target cannot be read
 
 
 def _as_int(value: Any) -> int:

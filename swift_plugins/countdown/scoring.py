@@ -23,12 +23,13 @@ from typing import Any
 
 from ..core.errors import DataError
 from ..core.files import read_rows
-from ..core.scoring import ends_inside_block, is_correct, rate, summarise, summary_lines, table_lines
-from .data import check_row, puzzle_from_prompt, puzzle_key
+from ..core.scoring import is_correct, is_truncated, rate, summarise, summary_lines, table_lines
+from .data import COUNTDOWN, check_row, puzzle_from_prompt, puzzle_key
 from .rewards import is_well_formatted, judge
 
-__all__ = ["Sample", "format_report", "load_samples", "sample_record", "samples_from_rows", "score_samples"]
+__all__ = ["TASK", "Sample", "format_report", "load_samples", "sample_record", "samples_from_rows", "score_samples"]
 
+TASK = COUNTDOWN  # the task whose answers this module scores
 TARGET_EDGES = (1, 10, 25, 50, 100)  # target bins: 1-9, 10-24, 25-49, 50-99, 100+
 
 
@@ -50,7 +51,8 @@ class Sample:
 
 def _puzzle(row: dict[str, Any], where: str) -> tuple[list[int], int]:
     if "nums" in row and "target" in row:
-        return check_row(row["nums"], row["target"], where)
+        checked = check_row(row, where)
+        return checked["nums"], checked["target"]
     prompts = [m.get("content") for m in row.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
     puzzle = next(filter(None, map(puzzle_from_prompt, filter(None, prompts))), None)
     if puzzle is None:
@@ -59,13 +61,6 @@ def _puzzle(row: dict[str, Any], where: str) -> tuple[list[int], int]:
             "('Using the numbers [...], create an equation that equals N') in messages"
         )
     return puzzle
-
-
-def _truncated(row: dict[str, Any], response: str) -> bool:
-    """A length stop, or else a response that ends inside a think or answer block."""
-    if "finish_reason" in row:
-        return row["finish_reason"] == "length"
-    return ends_inside_block(response, ("think", "answer"))
 
 
 def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]], think_in_prompt: bool = False) -> list[Sample]:
@@ -83,7 +78,7 @@ def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]], think_in_promp
                 target,
                 judge(response, nums, target).value,
                 is_well_formatted(response, think_in_prompt),
-                _truncated(row, response),
+                is_truncated(row, response, ("think", "answer")),
             )
         )
     return samples
@@ -139,5 +134,10 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def sample_record(sample: Sample) -> dict[str, Any]:
-    """One line of the per-example file."""
-    return {**asdict(sample), "nums": list(sample.nums)}
+    """One line of the per-example file; ``key`` identifies the puzzle (what ``compare`` pairs stages by).
+
+    >>> sample_record(Sample("r.jsonl:1", (6, 2, 6), 24, "correct", True, False))["key"]
+    [[2, 6, 6], 24]
+    """
+    nums, target = sample.key
+    return {**asdict(sample), "nums": list(sample.nums), "key": [list(nums), target]}

@@ -19,6 +19,7 @@ from functools import cache
 
 import numpy as np
 
+from ..core.errors import DataError
 from .expression import Template, value_of
 
 __all__ = [
@@ -159,14 +160,33 @@ def _confirm(template: Template, numbers: Sequence[int], target: int) -> bool:
     return value_of(template, numbers) == target
 
 
+def _int64(numbers: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``numbers`` and ``targets`` as int64 arrays, or :class:`DataError` naming a row beyond int64.
+
+    >>> _int64([[1], [2]], [3, 10**21])
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.DataError: row 1 ([2] -> 1000000000000000000000) is beyond the solver's bounds
+    """
+    try:
+        return np.asarray(numbers, dtype=np.int64), np.asarray(targets, dtype=np.int64)
+    except OverflowError:  # far beyond is_supported(): find the row in Python integers
+        numbers, targets = np.asarray(numbers, dtype=object), np.asarray(targets, dtype=object)
+        limit = np.iinfo(np.int64).max
+        row = int(((np.abs(numbers) > limit).any(axis=1) | (np.abs(targets) > limit)).argmax())
+        puzzle = f"{[int(n) for n in numbers[row]]} -> {int(targets[row])}"
+        raise DataError(f"row {row} ({puzzle}) is beyond the solver's bounds") from None
+
+
 def solve_batch(numbers: np.ndarray, targets: np.ndarray) -> list[str | None]:
     """One exact solution (or None) per row of an ``(rows, count)`` integer array and its targets.
+
+    Raises :class:`DataError` for a value beyond int64 (far beyond :func:`is_supported`), not an OverflowError.
 
     >>> solve_batch(np.array([[1, 2, 3], [1, 1, 1]]), np.array([7, 9]))
     ['1 + 2 * 3', None]
     """
-    numbers = np.asarray(numbers, dtype=np.int64)
-    targets = np.asarray(targets, dtype=np.int64)
+    numbers, targets = _int64(numbers, targets)
     shapes = templates(numbers.shape[1])
     hits = _hits(numbers.astype(np.float64), targets.astype(np.float64))
     first = hits.argmax(axis=1)

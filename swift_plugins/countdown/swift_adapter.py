@@ -17,8 +17,8 @@ from .rewards import countdown_accuracy_reward, countdown_shaped_reward, think_a
 __all__ = [
     "REWARDS",
     "CountdownAccuracy",
+    "CountdownPreprocessor",
     "CountdownShaped",
-    "CountdownTaskPreprocessor",
     "ThinkAnswerFormat",
     "ThinkAnswerFormatThinkInPrompt",
     "register",
@@ -58,22 +58,22 @@ REWARDS = {
 }
 
 
-class CountdownTaskPreprocessor(TaskPreprocessor):
+class CountdownPreprocessor(TaskPreprocessor):
     """Turns ``nums``/``target`` rows into the Countdown user prompt, keeping both columns as ints."""
 
     task = COUNTDOWN
 
 
 def register_files(values: list[str]) -> list[str]:
-    """Load the local Countdown files and folders among ``values`` with :class:`CountdownTaskPreprocessor`.
+    """Load the local Countdown files and folders among ``values`` with :class:`CountdownPreprocessor`.
 
     A value that looks like a local path but does not exist raises ``DataError``. Local files
     without ``nums``/``target`` columns are left to swift (or another task). Returns the paths registered.
     """
-    return register_task_files(CountdownTaskPreprocessor, values)
+    return register_task_files(CountdownPreprocessor, values)
 
 
 def register() -> None:
     """Register the rewards in ``orms`` and the preprocessor for the hub ids of the Countdown data."""
     orms.update(REWARDS)
-    register_task(CountdownTaskPreprocessor)
+    register_task(CountdownPreprocessor)

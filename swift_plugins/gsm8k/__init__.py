@@ -6,14 +6,15 @@ The ms-swift adapters live in :mod:`swift_plugins.gsm8k.swift_adapter`; the refe
 
 from .answer import final_number, reference_number
 from .data import GSM8K, SYSTEM_PROMPT, plain_number
-from .rewards import gsm8k_accuracy_reward, judge_gsm8k, reasoning_answer_format_reward
+from .rewards import Verdict, gsm8k_accuracy_reward, judge, reasoning_answer_format_reward
 
 __all__ = [
     "GSM8K",
     "SYSTEM_PROMPT",
+    "Verdict",
     "final_number",
     "gsm8k_accuracy_reward",
-    "judge_gsm8k",
+    "judge",
     "plain_number",
     "reasoning_answer_format_reward",
     "reference_number",

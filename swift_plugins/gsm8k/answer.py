@@ -61,7 +61,7 @@ MAX_ANSWER_CHARS = 1024
 
 
 class Verdict(str, enum.Enum):
-    """Why a completion's answer did or did not match its reference; the value is the label shown."""
+    """Why a completion's answer did or did not match its reference; the value is the label shown (as Countdown's)."""
 
     CORRECT = "correct"
     WRONG_VALUE = "wrong value"  # one readable value, not the reference

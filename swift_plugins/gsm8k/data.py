@@ -63,7 +63,7 @@ def check_row(row: dict[str, Any], where: str) -> dict[str, Any]:
     ...
     swift_plugins.core.errors.DataError: train.jsonl:3: ...
     """
-    question, answer = row["question"], row["answer"]
+    question, answer = row.get("question"), row.get("answer")
     if not isinstance(question, str) or not question.strip():
         raise DataError(f"{where}: question must be non-empty text, got {question!r}")
     if not isinstance(answer, str):

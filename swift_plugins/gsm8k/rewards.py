@@ -24,7 +24,7 @@ from .answer import Verdict, answer_value, reference_number, reference_value
 __all__ = [
     "Verdict",
     "gsm8k_accuracy_reward",
-    "judge_gsm8k",
+    "judge",
     "reasoning_answer_format_reward",
 ]
 
@@ -43,15 +43,15 @@ def _reference(final_answer: Any, answer: Any) -> Fraction | None:
     return None
 
 
-def judge_gsm8k(completion: Any, reference: Any, answer: Any = None) -> Verdict:
+def judge(completion: Any, reference: Any, answer: Any = None) -> Verdict:
     """Why one completion does or does not state the reference number.
 
     ``reference`` is a ``final_answer`` value (``"72"`` or an int); when it is None, ``answer``
     is read as a raw GSM8K answer field (``"… #### 72"``).
 
-    >>> judge_gsm8k("<answer>72.0</answer>", "72")
+    >>> judge("<answer>72.0</answer>", "72")
     <Verdict.CORRECT: 'correct'>
-    >>> judge_gsm8k("<answer>72 or 73</answer>", "72").value
+    >>> judge("<answer>72 or 73</answer>", "72").value
     'ambiguous'
     """
     answer_text = last_answer(completion_text(completion))
@@ -79,9 +79,7 @@ def gsm8k_accuracy_reward(
     """
     references = final_answer if final_answer is not None else [None] * len(completions)
     raw = answer if answer is not None else [None] * len(completions)
-    return [
-        float(judge_gsm8k(c, r, a) is Verdict.CORRECT) for c, r, a in zip(completions, references, raw, strict=True)
-    ]
+    return [float(judge(c, r, a) is Verdict.CORRECT) for c, r, a in zip(completions, references, raw, strict=True)]
 
 
 def reasoning_answer_format_reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:

@@ -33,11 +33,14 @@ from typing import Any
 
 from ..core.errors import DataError
 from ..core.files import read_rows
-from ..core.scoring import ends_inside_block, rate, summarise, summary_lines, table_lines
-from .rewards import judge_gsm8k, reasoning_answer_format_reward
+from ..core.scoring import is_truncated, rate, summarise, summary_lines, table_lines
+from .answer import reference_number, reference_value
+from .data import GSM8K
+from .rewards import judge, reasoning_answer_format_reward
 
 __all__ = [
     "HARNESS_METRICS",
+    "TASK",
     "Sample",
     "format_report",
     "harness_extract",
@@ -48,6 +51,7 @@ __all__ = [
     "score_samples",
 ]
 
+TASK = GSM8K  # the task whose answers this module scores
 STOP_SEQUENCES = ("Question:", "</s>", "<|im_end|>")  # gsm8k.yaml generation_kwargs.until
 HARNESS_METRICS = {  # filter name -> (regex, which match: first or last)
     "strict-match": (re.compile(r"#### (\-?[0-9\.\,]+)"), 0),
@@ -101,10 +105,17 @@ class Sample:
 
 
 def _reference(row: dict[str, Any], where: str) -> str:
+    """The row's reference (a number, or a solution ending ``#### N``); :class:`DataError` if it states no number."""
     for column in ("final_answer", "answer", "labels"):
         value = row.get(column)
         if isinstance(value, (str, int)) and not isinstance(value, bool):
-            return str(value)
+            reference = str(value)
+            read = reference_value if column == "final_answer" else reference_number
+            try:
+                read(reference)
+            except DataError as error:
+                raise DataError(f"{where}: {column}: {error}") from None
+            return reference
     raise DataError(f"{where}: no reference: no 'final_answer', 'answer' or 'labels' (the reference solution)")
 
 
@@ -117,13 +128,6 @@ def _question(row: dict[str, Any], where: str) -> str:
     return users[-1]
 
 
-def _truncated(row: dict[str, Any], response: str) -> bool:
-    """A length stop, or else a response that ends inside a reasoning or answer block."""
-    if "finish_reason" in row:
-        return row["finish_reason"] == "length"
-    return ends_inside_block(response, ("reasoning", "answer"))
-
-
 def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> list[Sample]:
     """Score ``(location, row)`` result rows; a row without a response or a reference raises :class:`DataError`."""
     samples = []
@@ -132,7 +136,7 @@ def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> list[Sample
         if not isinstance(response, str):
             raise DataError(f"{where}: no 'response' text (is this a swift infer result file?)")
         reference = _reference(row, where)
-        verdict = judge_gsm8k(response, row.get("final_answer"), reference)
+        verdict = judge(response, row.get("final_answer"), reference)
         samples.append(
             Sample(
                 source=where,
@@ -140,7 +144,7 @@ def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> list[Sample
                 reference=reference,
                 verdict=verdict.value,
                 formatted=reasoning_answer_format_reward([response]) == [1.0],
-                truncated=_truncated(row, response),
+                truncated=is_truncated(row, response, ("reasoning", "answer")),
                 strict_match=harness_match(harness_extract(response, "strict-match"), reference),
                 flexible_extract=harness_match(harness_extract(response, "flexible-extract"), reference),
             )
@@ -177,5 +181,5 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def sample_record(sample: Sample) -> dict[str, Any]:
-    """One line of the per-example file."""
-    return asdict(sample)
+    """One line of the per-example file; ``key`` identifies the question (what ``compare`` pairs stages by)."""
+    return {**asdict(sample), "key": sample.key}

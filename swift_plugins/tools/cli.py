@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..core.cli import int_at_least, run_parsed
-from ..core.files import atomic_path
+from ..core.cli import int_at_least, run_parsed, writing
+from ..core.files import atomic_path, check_output
 from .evaluate import SCORING
 
 __all__ = ["build_parser", "main"]
@@ -33,19 +33,19 @@ def _smol_model(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     from .evaluate import evaluate, scoring_of
 
-    log = args.out / "infer.log" if args.quiet else None
-    report = evaluate(
-        args.model,
-        args.data,
-        args.out,
-        task=args.task,
-        backend=args.backend,
-        log=log,
-        max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size,
-        system=args.system,
-        extra=args.swift_args,
-    )
+    with writing(args.out):
+        report = evaluate(
+            args.model,
+            args.data,
+            args.out,
+            task=args.task,
+            backend=args.backend,
+            quiet=args.quiet,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+            system=args.system,
+            extra=args.swift_args,
+        )
     print(scoring_of(args.task).format_report(report))
     print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
 
@@ -57,20 +57,34 @@ def _stage(text: str) -> tuple[str, Path]:
     return name, Path(folder)
 
 
+class _Stages(argparse.Action):
+    """Stores the ``NAME=FOLDER`` stages, refusing a name given twice (a stage would be lost)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        names = [name for name, _ in values]
+        repeated = next((name for name in names if names.count(name) > 1), None)
+        if repeated is not None:
+            raise argparse.ArgumentError(self, f"stage name {repeated!r} given twice: give each stage its own name")
+        setattr(namespace, self.dest, values)
+
+
 def _compare(args: argparse.Namespace) -> None:
+    for suffix in (".json", ".md"):  # both outputs, before the table is computed and printed
+        check_output(args.out.with_suffix(suffix), (suffix,))
     from .compare import compare, format_markdown, write_comparison
 
     table = compare(dict(args.stages))
     print(format_markdown(table), end="")
-    json_path, markdown_path = write_comparison(table, args.out)
+    with writing(args.out):
+        json_path, markdown_path = write_comparison(table, args.out)
     print(f"\nwrote {json_path} and {markdown_path}")
 
 
 def _plot(args: argparse.Namespace) -> None:
     from .plot import find_log, plot_run, read_steps, run_warnings
 
-    out = args.out or find_log(args.run_dir).parent / "curves.png"
-    with atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
+    out = check_output(args.out or find_log(args.run_dir).parent / "curves.png", (".png", ".pdf", ".svg"))
+    with writing(out), atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
         plot_run(args.run_dir, partial_png, evaluations=dict(args.evals) if args.evals else None)
     print(f"wrote {out}")
     for warning in run_warnings(read_steps(find_log(args.run_dir))):
@@ -89,16 +103,27 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
     ev.add_argument("--task", choices=sorted(SCORING), required=True)
     ev.add_argument("--data", type=Path, required=True, help="held-out rows of the task (e.g. a .test.jsonl file)")
-    ev.add_argument("--out", type=Path, required=True, help="folder for results.jsonl, score.json, examples.jsonl")
+    ev.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="new folder for results.jsonl, score.json, examples.jsonl (replaces only a previous evaluation's)",
+    )
     ev.add_argument("--backend", choices=("transformers", "vllm"), help="default: vllm if installed with a GPU")
     ev.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
     ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
     ev.add_argument("--system", help="system prompt, as given to training (--system)")
-    ev.add_argument("--quiet", action="store_true", help="swift's output to OUT/infer.log instead of the terminal")
+    ev.add_argument(
+        "--quiet",
+        action="store_true",
+        help="swift's output to OUT/infer.log (OUT.infer.log if swift fails), not the terminal",
+    )
     ev.set_defaults(run=_evaluate)
 
     cmp = commands.add_parser("compare", help="before/after table of evaluate folders, with 95%% intervals")
-    cmp.add_argument("stages", type=_stage, nargs="+", metavar="NAME=FOLDER", help="in order, e.g. base=eval/base")
+    cmp.add_argument(
+        "stages", type=_stage, nargs="+", action=_Stages, metavar="NAME=FOLDER", help="in order, e.g. base=eval/base"
+    )
     cmp.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
     cmp.set_defaults(run=_compare)
 

@@ -1,14 +1,15 @@
 """Before/after tables of held-out evaluations, with 95% intervals.
 
 Each stage (base model, SFT checkpoint, GRPO checkpoint, …) is an :func:`.evaluate.evaluate`
-folder: ``examples.jsonl`` holds one scored greedy answer per puzzle. Rates get Wilson score
-intervals; the change between two stages, measured on the same puzzles, gets Newcombe's interval
+folder of any task: ``examples.jsonl`` holds one scored greedy answer per prompt, each with the
+``key`` of its prompt (a Countdown puzzle, a GSM8K question). Rates get Wilson score
+intervals; the change between two stages, measured on the same prompts, gets Newcombe's interval
 for a difference of *paired* proportions (method 10 of Newcombe, Statistics in Medicine 17, 1998),
 which is narrower than treating the stages as independent samples when their answers agree.
 
 >>> wilson(8, 100)
 (0.0411, 0.15)
->>> paired_difference([False] * 200, [True] * 20 + [False] * 180)  # 20 of 200 puzzles newly solved
+>>> paired_difference([False] * 200, [True] * 20 + [False] * 180)  # 20 of 200 prompts newly solved
 (0.1, (0.0608, 0.1494))
 """
 
@@ -26,7 +27,7 @@ from scipy.stats import binomtest
 
 from ..core.errors import DataError
 from ..core.files import read_rows, write_text
-from ..countdown.data import puzzle_key
+from ..core.scoring import CORRECT
 
 __all__ = ["compare", "format_markdown", "paired_difference", "wilson", "write_comparison"]
 
@@ -67,28 +68,30 @@ def _raw_wilson(successes: int, trials: int) -> tuple[float, float]:
     return float(interval.low), float(interval.high)
 
 
-def _outcomes(folder: Path) -> dict[tuple, tuple[bool, bool]]:
-    """Puzzle -> (correct, well formatted) of one evaluation folder's examples."""
+def _outcomes(folder: Path) -> dict[str, tuple[bool, bool]]:
+    """Prompt key -> (correct, well formatted) of one evaluation folder's examples."""
     path = folder / "examples.jsonl"
     if not path.is_file():
         raise DataError(f"{folder}: no examples.jsonl (is this an evaluate output folder?)")
     outcomes = {}
     for where, row in read_rows(path):
-        puzzle = puzzle_key(row["nums"], row["target"])
-        if puzzle in outcomes:
-            raise DataError(f"{where}: puzzle {puzzle} answered twice; compare takes one greedy answer per puzzle")
-        outcomes[puzzle] = (row["verdict"] == "correct", bool(row["formatted"]))
+        if "key" not in row:
+            raise DataError(f"{where}: no 'key' of its prompt (written by an older evaluate): evaluate again")
+        key = json.dumps(row["key"])
+        if key in outcomes:
+            raise DataError(f"{where}: prompt {key} answered twice; compare takes one greedy answer per prompt")
+        outcomes[key] = (row["verdict"] == CORRECT, bool(row["formatted"]))
     return outcomes
 
 
 def compare(stages: dict[str, Path]) -> dict[str, Any]:
     """Rates with intervals per stage, and the paired change of each stage over the one before it."""
     outcomes = {name: _outcomes(Path(folder)) for name, folder in stages.items()}
-    puzzles = set.intersection(*(set(result) for result in outcomes.values()))
-    if any(set(result) != puzzles for result in outcomes.values()):
-        raise DataError("the evaluations are not of the same puzzles: evaluate every stage on one --puzzles file")
-    order = sorted(puzzles)
-    table: dict[str, Any] = {"puzzles": len(order), "stages": {}, "changes": {}}
+    prompts = set.intersection(*(set(result) for result in outcomes.values()))
+    if any(set(result) != prompts for result in outcomes.values()):
+        raise DataError("the evaluations are not of the same prompts: evaluate every stage on one --data file")
+    order = sorted(prompts)
+    table: dict[str, Any] = {"prompts": len(order), "stages": {}, "changes": {}}
     for name, result in outcomes.items():
         correct = sum(result[p][0] for p in order)
         formatted = sum(result[p][1] for p in order)
@@ -121,7 +124,7 @@ def _interval(bounds: Sequence[float]) -> str:
 def format_markdown(table: dict[str, Any]) -> str:
     """The comparison as a Markdown table (rates in percent, 95% intervals in brackets)."""
     lines = [
-        f"Held-out puzzles: {table['puzzles']}, one greedy answer each; 95% intervals in brackets.",
+        f"Held-out prompts: {table['prompts']}, one greedy answer each; 95% intervals in brackets.",
         "",
         "| stage | format rate | accuracy |",
         "|---|---|---|",
@@ -129,7 +132,7 @@ def format_markdown(table: dict[str, Any]) -> str:
     for name, row in table["stages"].items():
         lines.append(
             f"| {name} | {_percent(row['format_rate'])} {_interval(row['format_rate_ci95'])} "
-            f"| {_percent(row['accuracy'])} ({row['correct']}/{table['puzzles']}) {_interval(row['accuracy_ci95'])} |"
+            f"| {_percent(row['accuracy'])} ({row['correct']}/{table['prompts']}) {_interval(row['accuracy_ci95'])} |"
         )
     if table["changes"]:
         lines += ["", "| change (paired) | format rate | accuracy |", "|---|---|---|"]

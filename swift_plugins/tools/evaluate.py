@@ -7,21 +7,29 @@ LoRA checkpoint (``adapter_config.json``: passed as ``--adapters``). vLLM is use
 installed and a GPU is visible, else transformers.
 
 >>> command = infer_command("ckpt", "eval.jsonl", "out.jsonl", backend="transformers")
->>> command[:3], command[command.index("--temperature") + 1]
-(['infer', '--model', 'ckpt'], '0')
+>>> command[3:6], command[command.index("--temperature") + 1]
+(['--model', 'ckpt', '--external_plugins'], '0')
 
-Writes into ``out_dir``: ``results.jsonl`` (swift's rows), ``score.json`` (the report) and
-``examples.jsonl`` (one scored row per response). Each appears only complete: swift writes to a
-temporary name that is renamed when it succeeds.
+Before swift starts, the model (a local path must exist; ``org/name`` is a hub id) and every row
+of the data file are checked. swift runs as :mod:`.swift_infer`, so each result row carries its
+``finish_reason`` and token count: a response that reached ``max_new_tokens`` counts as truncated.
+
+``out_dir`` gets ``results.jsonl`` (swift's rows), ``score.json`` (the report), ``examples.jsonl``
+(one scored row per response) and, with a log, ``infer.log``, all at once: they are written in a
+temporary folder beside it that is renamed into place when everything succeeded, so a failed or
+interrupted evaluation leaves no ``out_dir`` (nor a partial one). An existing ``out_dir`` is replaced
+only if it is empty or holds a previous evaluation's files and nothing else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,17 +38,29 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError, PluginError
-from ..core.files import write_jsonl, write_text
+from ..core.files import read_rows, write_jsonl, write_text
 
-__all__ = ["SCORING", "EvaluationError", "default_backend", "evaluate", "infer_command", "scoring_of"]
+__all__ = [
+    "OUTPUTS",
+    "SCORING",
+    "EvaluationError",
+    "check_data",
+    "check_model",
+    "default_backend",
+    "evaluate",
+    "infer_command",
+    "scoring_of",
+]
 
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin.py"
-# task -> its scoring module: load_samples, score_samples, sample_record, format_report
+# task -> its scoring module: TASK, load_samples, score_samples, sample_record, format_report
 SCORING = {"countdown": "swift_plugins.countdown.scoring", "gsm8k": "swift_plugins.gsm8k.scoring"}
+OUTPUTS = ("results.jsonl", "score.json", "examples.jsonl", "infer.log")  # what an evaluation folder holds
+STOP_GRACE_SECONDS = 10  # after Ctrl-C, how long swift gets to exit on SIGTERM before SIGKILL
 
 
 class EvaluationError(PluginError):
-    """``swift infer`` failed or is missing; the message says where its log is."""
+    """The model or the output folder cannot be used, or ``swift infer`` failed (the message says where its log is)."""
 
 
 def scoring_of(task: str) -> Any:
@@ -61,6 +81,46 @@ def default_backend() -> str:
     return "vllm" if torch.cuda.is_available() else "transformers"
 
 
+def check_model(model: str) -> str:
+    """``model`` with ``~`` expanded; :class:`EvaluationError` if it looks like a local path that does not exist.
+
+    A value is local when it starts with ``/``, ``.`` or ``~`` or its parent folder exists
+    (``ckpt`` in the current folder, ``output/run/checkpoint-9`` under an existing ``output/run``);
+    otherwise it is a hub id such as ``Qwen/Qwen2.5-3B-Instruct``, left to swift.
+
+    >>> check_model("Qwen/Qwen2.5-3B-Instruct")
+    'Qwen/Qwen2.5-3B-Instruct'
+    >>> check_model("./no_such_model")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    swift_plugins.tools.evaluate.EvaluationError: model ./no_such_model: no such folder (give a model folder, ...)
+    """
+    path = Path(model).expanduser()
+    local = model.startswith(("/", ".", "~")) or path.parent.is_dir()
+    if local and not path.exists():
+        raise EvaluationError(
+            f"model {model}: no such folder "
+            "(give a model folder, a swift checkpoint or a hub id such as Qwen/Qwen2.5-3B-Instruct)"
+        )
+    return str(path) if local else model
+
+
+def check_data(task: str, data: str | Path) -> int:
+    """The number of rows of ``data``; :class:`DataError` naming the file (and row) unless every row is ``task``'s."""
+    rules = scoring_of(task).TASK
+    count = 0
+    try:
+        for where, row in read_rows(data):
+            rules.check_columns(row, where)
+            rules.check_row(row, where)
+            count += 1
+    except OSError as error:
+        raise DataError(f"--data {data}: cannot read it ({error.strerror or error})") from None
+    if count == 0:
+        raise DataError(f"--data {data}: no rows (expected {rules.name} rows: {', '.join(rules.columns)})")
+    return count
+
+
 def _model_arguments(model: str) -> list[str]:
     folder = Path(model)
     if (folder / "adapter_config.json").is_file():
@@ -79,9 +139,11 @@ def infer_command(
     system: str | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
-    """The ``swift infer`` arguments (after ``swift``) of a greedy evaluation."""
+    """The command of a greedy evaluation: ``swift infer``'s arguments, run by :mod:`.swift_infer`."""
     command = [
-        "infer",
+        sys.executable,
+        "-m",
+        "swift_plugins.tools.swift_infer",
         *_model_arguments(model),
         "--external_plugins",
         str(PLUGIN),
@@ -103,12 +165,54 @@ def infer_command(
     return command + list(extra)
 
 
-def _swift() -> str:
-    beside = Path(sys.executable).with_name("swift")
-    found = str(beside) if beside.is_file() else shutil.which("swift")
-    if found is None:
-        raise EvaluationError("swift not found: pip install ms-swift (this package depends on it)")
-    return found
+def _check_out_dir(out_dir: Path) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise EvaluationError(f"--out {out_dir}: a file, not a folder")
+    others = sorted(entry.name for entry in out_dir.iterdir() if entry.name not in OUTPUTS) if out_dir.is_dir() else []
+    if others:
+        raise EvaluationError(
+            f"--out {out_dir}: holds {', '.join(others[:3])}{' …' if len(others) > 3 else ''}, "
+            "not only a previous evaluation's files; give a new or empty folder"
+        )
+
+
+def _run(command: list[str], log: Path | None) -> int:
+    """Run ``command`` in its own process group; on Ctrl-C stop the whole group, then re-raise."""
+    with open(log, "w") if log else open(os.devnull, "w") as sink:
+        process = subprocess.Popen(
+            command,
+            stdout=sink if log else None,
+            stderr=subprocess.STDOUT if log else None,
+            start_new_session=True,  # Ctrl-C reaches only this process, which stops swift's whole group
+        )
+        try:
+            return process.wait()
+        except BaseException:
+            _stop_group(process)
+            raise
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    """SIGTERM the process group of ``process``, then SIGKILL it if it has not exited in time."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _move_into_place(work: Path, out_dir: Path) -> None:
+    """Rename the finished ``work`` folder to ``out_dir``, replacing a previous evaluation's folder."""
+    if out_dir.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
+        os.replace(out_dir, old / out_dir.name)
+        os.replace(work, out_dir)
+        shutil.rmtree(old)
+    else:
+        os.replace(work, out_dir)
 
 
 def evaluate(
@@ -118,37 +222,44 @@ def evaluate(
     *,
     task: str = "countdown",
     backend: str | None = None,
-    log: Path | None = None,
+    quiet: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
     """Run ``swift infer`` greedily on ``task``'s ``data`` file, score the answers and return the report.
 
-    ``options`` go to :func:`infer_command`. swift's output goes to ``log`` if given, else to the terminal.
+    ``options`` go to :func:`infer_command`. swift's output goes to ``out_dir/infer.log`` if
+    ``quiet``, else to the terminal; when swift fails, its log is kept beside ``out_dir``.
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if not Path(data).is_file():
-        raise DataError(f"--data {data}: no such file")
+    model = check_model(model)
+    check_data(task, data)
+    _check_out_dir(out_dir)
     scoring = scoring_of(task)
     backend = backend or default_backend()
-    handle, partial = tempfile.mkstemp(prefix=".results.", suffix=".jsonl", dir=out_dir)
-    os.close(handle)
-    os.unlink(partial)  # swift appends to an existing result file: give it a fresh name
     try:
-        command = [_swift(), *infer_command(model, str(data), partial, backend=backend, **options)]
-        with open(log, "w") if log else open(os.devnull, "w") as sink:
-            status = subprocess.run(command, stdout=sink if log else None, stderr=subprocess.STDOUT if log else None)
-        if status.returncode != 0 or not os.path.isfile(partial):
-            where = f"see {log}" if log else "see its output above"
-            raise EvaluationError(f"swift infer failed with status {status.returncode} on {model} ({where})")
-        results = out_dir / "results.jsonl"
-        os.replace(partial, results)
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial.", dir=out_dir.parent))
+    except OSError as error:
+        raise EvaluationError(f"--out {out_dir}: cannot create it ({error.strerror or error})") from None
+    try:
+        results, log = work / "results.jsonl", work / "infer.log" if quiet else None
+        status = _run(infer_command(model, str(data), str(results), backend=backend, **options), log)
+        if status != 0 or not results.is_file():
+            where = "see its output above"
+            if log is not None:
+                kept = out_dir.with_name(f"{out_dir.name}.infer.log")
+                os.replace(log, kept)
+                where = f"see {kept}"
+            raise EvaluationError(f"swift infer failed with status {status} on {model} ({where})")
+        final = str(out_dir / results.name)  # where the rows will be: the examples name that file
+        samples = scoring.samples_from_rows(
+            (where.replace(str(results), final, 1), row) for where, row in read_rows(results)
+        )
+        report = {"model": str(model), "task": task, "data": str(data), "backend": backend}
+        report.update(scoring.score_samples(samples))
+        write_jsonl(map(scoring.sample_record, samples), work / "examples.jsonl")
+        write_text(json.dumps(report, indent=2) + "\n", work / "score.json")
+        _move_into_place(work, out_dir)
     finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
-    samples = scoring.load_samples([results])
-    report = {"model": str(model), "task": task, "data": str(data), "backend": backend}
-    report.update(scoring.score_samples(samples))
-    write_jsonl(map(scoring.sample_record, samples), out_dir / "examples.jsonl")
-    write_text(json.dumps(report, indent=2) + "\n", out_dir / "score.json")
+        shutil.rmtree(work, ignore_errors=True)
     return report

@@ -56,18 +56,18 @@ def find_log(path: Path) -> Path:
     """The ``logging.jsonl`` of ``path``: the file itself, a run folder, or an ``--output_dir`` whose
     versioned run folders (``v0-…``, ``v1-…``) hold one; the most recently written wins.
 
-    Raises ValueError naming ``path`` when there is none.
+    Raises :class:`DataError` naming ``path`` when there is none.
     """
     path = Path(path)
     if path.is_file():
         return path
     if not path.is_dir():
-        raise ValueError(f"{path}: no such file or folder (expected a swift output folder or its {LOG_NAME})")
+        raise DataError(f"{path}: no such file or folder (expected a swift output folder or its {LOG_NAME})")
     if (path / LOG_NAME).is_file():
         return path / LOG_NAME
     logs = [log for log in path.glob(f"*/{LOG_NAME}") if log.is_file()]
     if not logs:
-        raise ValueError(f"{path}: no {LOG_NAME} in it or in its run folders (v0-…/): has training started?")
+        raise DataError(f"{path}: no {LOG_NAME} in it or in its run folders (v0-…/): has training started?")
     return max(logs, key=lambda log: log.stat().st_mtime)
 
 
@@ -75,7 +75,7 @@ def _lines(log: Path) -> Iterator[dict[str, Any]]:
     for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             record = json.loads(line)
-        except ValueError:  # the half-written last line of a running run
+        except json.JSONDecodeError:  # the half-written last line of a running run
             continue
         if isinstance(record, dict):
             yield record
@@ -223,7 +223,7 @@ def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path
     ``logging.jsonl`` itself. ``out`` defaults to ``curves.png`` next to the ``logging.jsonl``.
     ``evaluations`` (stage name -> ``evaluate`` folder, in order) draws the held-out learning curve
     beside the smoothed rewards instead of the run's panels.
-    Raises ValueError naming the path when there is no log or no step logged yet.
+    Raises :class:`DataError` naming the path when there is no log or no step logged yet.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -233,10 +233,10 @@ def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path
     records = list(_lines(log))  # read once: the steps, and whether training has ended
     steps = _steps_of(records)
     if not steps:
-        raise ValueError(f"{log}: no training step logged yet (empty or only summary lines)")
+        raise DataError(f"{log}: no training step logged yet (empty or only summary lines)")
     panels = _panels(steps)
     if not panels:
-        raise ValueError(
+        raise DataError(
             f"{log}: none of the plotted keys ({', '.join(k for _, _, ls in PANELS for k, _ in ls)}, "
             f"rewards/<Name>/mean) was logged"
         )

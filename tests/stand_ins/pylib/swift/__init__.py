@@ -1,7 +1,7 @@
 """Stand-in ms-swift package for tests/test_launchers.py.
 
-The launchers read the version with `import swift; swift.__version__` using the
-python of the `swift` executable's shebang; the tests put this directory first
+The launcher reads the version with `import swift; swift.__version__` using the
+python beside the `swift` executable; the tests put this directory first
 on PYTHONPATH so FAKE_SWIFT_VERSION decides what they see.
 """
 import os

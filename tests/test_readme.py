@@ -1,0 +1,165 @@
+"""The README's evaluation steps paste as printed, into the folders the recipes really write.
+
+Each shell block of the README marked ``<!-- readme-test: NAME -->`` runs in bash (``set -euo pipefail``) in a
+temporary "clone" holding what a user has after a GPU run: ``output/<recipe>-<time>/v0-<time>/checkpoint-<N>``, the
+run folder named by the recipe itself (its DRY_RUN output) and ms-swift's version and checkpoint folders inside.
+``python`` on PATH is tests/stand_ins/python: it parses each command line with the package's own parsers, checks
+that the model and data it names exist, writes what the command writes and records the call; no model runs.
+"""
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+README = REPO / "README.md"
+STAND_IN = TESTS / "stand_ins" / "python"
+GSM8K_TEST_ROWS = "data/gsm8k.test.jsonl"  # what the README's GSM8K download step writes
+MARKED_BLOCK = re.compile(r"<!-- readme-test: ([\w-]+) -->\s*\n```bash\n(.*?)```", re.S)
+
+
+def marked_block(name):
+    blocks = [code for mark, code in MARKED_BLOCK.findall(README.read_text()) if mark == name]
+    assert len(blocks) == 1, f"README.md needs exactly one ```bash block after <!-- readme-test: {name} -->"
+    return blocks[0]
+
+
+def flag(argv, name):
+    """Value after the last ``name`` in argv (argparse keeps the last), or None."""
+    values = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == name]
+    return values[-1] if values else None
+
+
+def python_wrappers(folder, script=None):
+    """``python``/``python3`` in folder: this environment's interpreter, running ``script`` if given."""
+    folder.mkdir(exist_ok=True)
+    command = shlex.join([sys.executable, *([str(script)] if script else [])])
+    for name in ("python", "python3"):
+        (folder / name).write_text(f'#!/bin/sh\nexec {command} "$@"\n')
+        (folder / name).chmod(0o755)
+    return folder
+
+
+def trainer_flags(script, tmp_path, **env):
+    """The `swift rlhf` argv a recipe would run, from its DRY_RUN output (no GPU, nothing started)."""
+    bin_dir = python_wrappers(tmp_path / "launcher-bin")
+    result = subprocess.run(
+        ["bash", str(REPO / "shell" / script)],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+             "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1", "DRY_RUN": "1", **env},
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    for line in result.stdout.replace("\\\n", " ").splitlines():
+        words = [] if line.startswith("#") else shlex.split(line)
+        if "swift" in words and words[words.index("swift") + 1] == "rlhf":
+            return words
+    raise AssertionError(f"no `swift rlhf` command in the DRY_RUN output of {script}:\n{result.stdout}")
+
+
+def make_run(clone, output_dir, steps):
+    """A finished run as ms-swift leaves it under the recipe's OUTPUT_DIR; returns its last checkpoint."""
+    relative = Path(output_dir).relative_to(REPO)  # the recipes write under <repo>/output
+    when = relative.name[-len("YYYYmmdd-HHMMSS") :]
+    version = clone / relative / f"v0-{when}"
+    for step in steps:
+        checkpoint = version / f"checkpoint-{step}"
+        checkpoint.mkdir(parents=True)
+        (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+        (checkpoint / "model.safetensors").write_bytes(b"")
+    (version / "last-checkpoint").symlink_to(f"checkpoint-{steps[-1]}")  # ms-swift 4.6 keeps this link
+    return (version / f"checkpoint-{steps[-1]}").resolve()
+
+
+def older(output_dir):
+    """The same recipe's folder for a run started long before."""
+    return output_dir[: -len("YYYYmmdd-HHMMSS")] + "20000101-000000"
+
+
+def run_block(block, clone, tmp_path, hub_ids):
+    """Runs a README block in the clone with the stand-in python; returns the calls it recorded."""
+    bin_dir = python_wrappers(tmp_path / "bin", STAND_IN)
+    calls = tmp_path / "calls.jsonl"
+    result = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + block],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+             "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1",
+             "README_TEST_CALLS": str(calls), "README_TEST_HUB_IDS": ",".join(hub_ids)},
+        cwd=clone, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, f"the README block failed:\n{block}\n{result.stderr}"
+    return [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
+
+
+def evaluations_of(calls, model):
+    return [call for call in calls if call["command"] == "evaluate" and call["model"] == str(model)]
+
+
+def test_first_screen_shows_the_three_commands_and_the_demo_table():
+    top = "\n".join(README.read_text().splitlines()[:45])
+    for text in ("make demo", "make smoke", "make test", "| stage | format rate | accuracy |", "resources/"):
+        assert text in top
+
+
+def test_readme_names_no_document_a_reader_cannot_open():
+    assert "seed doc" not in README.read_text().lower()
+
+
+def test_countdown_evaluation_pastes_as_printed(tmp_path):
+    run = trainer_flags("countdown_3gpu.sh", tmp_path)
+    smoke = trainer_flags("countdown_3gpu.sh", tmp_path, SMOKE="1")
+    clone = tmp_path / "clone"
+    # 3093: the default run's last step (49,500 rows, 16 prompts a step; ms-swift drops the incomplete last batch).
+    final = make_run(clone, flag(run, "--output_dir"), (100, 900, 1000, 3093))
+    make_run(clone, older(flag(run, "--output_dir")), (100, 200))
+    make_run(clone, flag(smoke, "--output_dir"), (4,))  # a later SMOKE=1 run is not the one to evaluate
+    base_model = flag(run, "--model")
+
+    calls = run_block(marked_block("evaluate-countdown"), clone, tmp_path, hub_ids=[base_model])
+
+    trained, base = evaluations_of(calls, final), evaluations_of(calls, base_model)
+    assert trained and base, f"expected evaluations of {final} and {base_model}, got {calls}"
+    for call in trained + base:
+        assert call["task"] == "countdown"
+        assert call["system"] == flag(run, "--system")  # the prompt the recipe trains with
+        assert call["max_new_tokens"] == int(flag(run, "--max_completion_length"))
+        assert call["data"] == trained[0]["data"]
+    compared = [set(call["stages"].values()) for call in calls if call["command"] == "compare"]
+    assert any({trained[-1]["out"], base[-1]["out"]} <= stages for stages in compared)
+
+
+def test_gsm8k_evaluation_pastes_as_printed(tmp_path):
+    assert GSM8K_TEST_ROWS in marked_block("gsm8k-data")
+    run = trainer_flags("gsm8k_3gpu.sh", tmp_path)
+    clone = tmp_path / "clone"
+    final = make_run(clone, flag(run, "--output_dir"), (100, 200, 300, 400, 500))
+    (clone / GSM8K_TEST_ROWS).parent.mkdir(parents=True)
+    shutil.copy(TESTS / "fixtures" / "gsm8k" / "test.jsonl", clone / GSM8K_TEST_ROWS)
+    base_model = flag(run, "--model")
+
+    calls = run_block(marked_block("evaluate-gsm8k"), clone, tmp_path, hub_ids=[base_model])
+
+    trained, base = evaluations_of(calls, final), evaluations_of(calls, base_model)
+    assert trained and base, f"expected evaluations of {final} and {base_model}, got {calls}"
+    for call in trained + base:
+        assert call["task"] == "gsm8k"
+        assert call["system"] == flag(run, "--system")  # None: each GSM8K row carries its own system message
+        assert call["max_new_tokens"] == int(flag(run, "--max_completion_length"))
+        assert call["data"] == str((clone / GSM8K_TEST_ROWS).resolve())
+
+
+@pytest.mark.parametrize("line", ["-m swift_plugins evaluate", "-c 'print(1)'", "-m swift_plugins plot run"])
+def test_stand_in_refuses_what_the_readme_steps_do_not_run(tmp_path, line):
+    bin_dir = python_wrappers(tmp_path / "bin", STAND_IN)
+    result = subprocess.run(
+        f"python {line}", shell=True, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHONPATH": str(REPO), "README_TEST_CALLS": str(tmp_path / "c")},
+    )
+    assert result.returncode == 2 and not (tmp_path / "c").exists()
