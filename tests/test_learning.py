@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from swift_plugins.countdown.data import prompt_for
-from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_answer_format_reward
 from swift_plugins.tools.compare import compare
 
 pytestmark = pytest.mark.e2e
@@ -88,39 +86,44 @@ def test_a_short_sft_teaches_the_format_on_held_out_puzzles(smol_model, sft_chec
     assert score["samples"] == HELD_OUT and score["backend"] == "transformers"
 
 
-def test_trl_grpo_trainer_runs_the_package_rewards_on_the_sft_checkpoint(sft_checkpoint, puzzles, tmp_path):
-    """TRL's own GRPOTrainer (the TRL that ms-swift installs), the rewards passed as plain functions."""
-    from datasets import Dataset
-    from transformers import AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
+TRL_GRPO = """
+import json, sys
+from datasets import Dataset
+from transformers import AutoTokenizer
+from trl import GRPOConfig, GRPOTrainer
 
-    rows = [json.loads(line) for line in (puzzles / "puzzles.jsonl").read_text().splitlines()[:8]]
-    dataset = Dataset.from_list(
-        [{"prompt": [{"role": "user", "content": prompt_for(r["nums"], r["target"])}], **r} for r in rows]
+from swift_plugins.countdown.data import prompt_for
+from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_answer_format_reward
+
+checkpoint, puzzles, out = sys.argv[1:]
+rows = [json.loads(line) for line in open(puzzles).read().splitlines()[:8]]
+prompts = [[{"role": "user", "content": prompt_for(r["nums"], r["target"])}] for r in rows]
+dataset = Dataset.from_list([{"prompt": prompt, **r} for prompt, r in zip(prompts, rows)])
+config = GRPOConfig(output_dir=out, use_cpu=True, bf16=False, per_device_train_batch_size=4, num_generations=4,
+                    max_completion_length=64, max_steps=2, learning_rate=1e-6, logging_steps=1, report_to="none",
+                    save_strategy="no", seed=0)
+trainer = GRPOTrainer(model=checkpoint, reward_funcs=[countdown_accuracy_reward, think_answer_format_reward],
+                      args=config, train_dataset=dataset, processing_class=AutoTokenizer.from_pretrained(checkpoint))
+trainer.train()
+print(json.dumps(trainer.state.log_history))
+"""
+
+
+def test_trl_grpo_trainer_runs_the_package_rewards_on_the_sft_checkpoint(sft_checkpoint, puzzles, tmp_path):
+    """TRL's own GRPOTrainer (the TRL that ms-swift installs), the rewards passed as plain functions.
+
+    It runs in a process of its own, as a TRL user's would: importing ms-swift (which other tests do)
+    replaces transformers' default trainer callbacks with ones that need ms-swift's arguments.
+    """
+    run = subprocess.run(
+        [sys.executable, "-c", TRL_GRPO, str(sft_checkpoint), str(puzzles / "puzzles.jsonl"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **OFFLINE},
     )
-    config = GRPOConfig(
-        output_dir=str(tmp_path),
-        use_cpu=True,
-        bf16=False,
-        per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=64,
-        max_steps=2,
-        learning_rate=1e-6,
-        logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-        seed=0,
-    )
-    trainer = GRPOTrainer(
-        model=str(sft_checkpoint),
-        reward_funcs=[countdown_accuracy_reward, think_answer_format_reward],
-        args=config,
-        train_dataset=dataset,
-        processing_class=AutoTokenizer.from_pretrained(sft_checkpoint),
-    )
-    trainer.train()
-    logs = [entry for entry in trainer.state.log_history if "rewards/think_answer_format_reward/mean" in entry]
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    history = json.loads(run.stdout.strip().splitlines()[-1])
+    logs = [entry for entry in history if "rewards/think_answer_format_reward/mean" in entry]
     assert len(logs) == 2
     assert all("rewards/countdown_accuracy_reward/mean" in entry for entry in logs)
     assert max(entry["rewards/think_answer_format_reward/mean"] for entry in logs) > 0  # completions earn reward
