@@ -43,7 +43,7 @@ OFFLINE = {
 }
 # The CPU demo's flags (shell/countdown_demo.sh): model type, float32, full fine-tune, its GRPO recipe.
 COMMON = ["--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32"]
-TRAIN = [*COMMON, "--fp16", "false", "--bf16", "false", "--check_model", "false", "--tuner_type", "full",
+TRAIN = [*COMMON, "--fp16", "false", "--check_model", "false", "--tuner_type", "full",
          "--seed", "0", "--gradient_checkpointing", "false", "--dataloader_num_workers", "0",
          "--dataloader_pin_memory", "false", "--logging_steps", "1", "--report_to", "none",
          "--save_only_model", "true"]  # fmt: skip
@@ -67,6 +67,7 @@ class Setting:
     generation_batch: int | None = None  # completions per generate call; None: one step's batch
     num_iterations: int = 1
     max_completion_length: int = 76
+    bf16: bool = False  # bfloat16 autocast over the float32 weights (AVX-512 BF16 / AMX CPUs)
 
     @property
     def completions_per_cycle(self) -> int:
@@ -79,7 +80,10 @@ class Setting:
     def flags(self) -> list[str]:
         flags = ["--num_generations", str(self.num_generations), "--per_device_train_batch_size", str(self.batch),
                  "--num_iterations", str(self.num_iterations),
-                 "--max_completion_length", str(self.max_completion_length)]  # fmt: skip
+                 "--max_completion_length", str(self.max_completion_length),
+                 "--bf16", str(self.bf16).lower()]  # fmt: skip
+        if self.bf16:  # transformers allows bf16 without a GPU only when told it trains on the CPU
+            flags += ["--use_cpu", "true"]
         if self.generation_batch:
             flags += ["--generation_batch_size", str(self.generation_batch)]
         return flags
@@ -96,6 +100,9 @@ SETTINGS = {
         Setting("g64-mb16", 8, 16, generation_batch=64),  # one generate call, 4 updates of 16
         Setting("g64-iter2", 8, 64, num_iterations=2),  # each batch of 64 used for 2 updates
         Setting("g64-len64", 8, 64, max_completion_length=64),
+        Setting("g16-bf16", 8, 16, bf16=True),
+        Setting("g32-bf16", 8, 32, bf16=True),
+        Setting("g64-bf16", 8, 64, bf16=True),
     ]
 }
 
@@ -112,6 +119,7 @@ class Measurement:
     accuracy_reward: float
     zero_spread_groups: float
     mean_length: float
+    peak_resident_gib: float = 0.0
 
 
 def _run(command: list[str], log: Path) -> None:
@@ -142,8 +150,9 @@ def build_sft(out: Path) -> tuple[Path, Path]:
           "--numbers", "1-10", "--targets", "1-30", "--out", str(data / "puzzles.jsonl"), "--quiet"],
          out / "data.log")  # fmt: skip
     _run([*countdown, "sft-data", str(data / "puzzles.jsonl"), "--out", str(data / "sft.jsonl")], out / "data.log")
-    _run([_swift(), "sft", *TRAIN, "--model", str(out / "model"), "--dataset", str(data / "sft.jsonl"),
-          "--split_dataset_ratio", "0", "--max_steps", "36", "--per_device_train_batch_size", "8",
+    _run([_swift(), "sft", *TRAIN, "--bf16", "false", "--model", str(out / "model"),
+          "--dataset", str(data / "sft.jsonl"), "--split_dataset_ratio", "0", "--max_steps", "36",
+          "--per_device_train_batch_size", "8",
           "--gradient_accumulation_steps", "1", "--learning_rate", "1e-4", "--lr_scheduler_type", "cosine",
           "--warmup_ratio", "0.05", "--max_length", "256", "--save_steps", "36", "--output_dir", str(out / "sft")],
          out / "sft.log")  # fmt: skip
@@ -173,19 +182,20 @@ def _step_records(log: Path) -> dict[int, dict]:
     return {int(r["global_step/max_steps"].split("/")[0]): r for r in records if "train_speed(s/it)" in r}
 
 
-def _tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of ``pid`` and its live descendants, from /proc."""
-    total, pending = 0.0, [pid]
+def _tree_usage(pid: int) -> tuple[float, float]:
+    """(user + system CPU seconds, resident GiB) of ``pid`` and its live descendants, from /proc."""
+    total, resident, pending = 0.0, 0.0, [pid]
     while pending:
         current = pending.pop()
         try:
             fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            resident += int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**30
             for task in Path(f"/proc/{current}/task").iterdir():
                 pending += [int(child) for child in (task / "children").read_text().split()]
         except (OSError, IndexError, ValueError):  # the process ended meanwhile
             continue
-    return total
+    return total, resident
 
 
 def measure(setting: Setting, by_step: dict[int, dict], cpu_at_step: dict[int, float]) -> Measurement:
@@ -206,7 +216,8 @@ def measure(setting: Setting, by_step: dict[int, dict], cpu_at_step: dict[int, f
                        mean(ACCURACY), mean("frac_reward_zero_std"), mean("completions/mean_length"))  # fmt: skip
 
 
-def run_setting(setting: Setting, checkpoint: Path, puzzles: Path, out: Path, steps: int) -> Measurement:
+def run_setting(setting: Setting, checkpoint: Path, puzzles: Path, out: Path, steps: int) -> Measurement | str:
+    """The setting's measurement, or why its run failed (e.g. killed for memory: the table says so and goes on)."""
     output_dir = out / "runs" / f"{setting.name}-{time.strftime('%H%M%S')}"
     output_dir.mkdir(parents=True)
     started = time.monotonic()
@@ -214,27 +225,33 @@ def run_setting(setting: Setting, checkpoint: Path, puzzles: Path, out: Path, st
                str(puzzles), *GRPO, *setting.flags(), "--max_steps", str(steps),
                "--output_dir", str(output_dir)]  # fmt: skip
     cpu_at_step: dict[int, float] = {}
+    peak = 0.0
     with (output_dir / "grpo.log").open("w") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE})
         while process.poll() is None:
             time.sleep(0.5)
             runs = list(output_dir.glob("v*-*"))
             logged = _step_records(runs[0] / "logging.jsonl") if runs else {}
-            cpu = _tree_cpu_seconds(process.pid)
+            cpu, resident = _tree_usage(process.pid)
+            peak = max(peak, resident)
             for step in set(logged) - set(cpu_at_step):
                 cpu_at_step[step] = cpu
     if process.returncode != 0:
-        sys.exit(f"bench_grpo_cpu: swift rlhf failed with status {process.returncode}: see {output_dir / 'grpo.log'}")
+        killed = " (killed: out of memory?)" if process.returncode in (137, 247, -9) else ""
+        failure = f"failed with status {process.returncode}{killed} at {peak:.1f} GiB; see {output_dir / 'grpo.log'}"
+        print(f"  {setting.name}: {failure}", file=sys.stderr)
+        return failure
     by_step = _step_records(_newest_run(output_dir) / "logging.jsonl")
     if set(by_step) - set(cpu_at_step) or len(by_step) < steps:
         sys.exit(f"bench_grpo_cpu: steps logged after the process ended in {output_dir}: cannot time them")
     result = measure(setting, by_step, cpu_at_step)
+    result.peak_resident_gib = round(peak, 1)
     print(f"  {setting.name}: {steps} steps in {time.monotonic() - started:.0f} s (start-up included), "
           f"{result.completions_per_cpu_second:.3f} completions per CPU-second", file=sys.stderr)  # fmt: skip
     return result
 
 
-def report(baselines: list[Measurement], results: list[Measurement]) -> str:
+def report(baselines: list[Measurement], results: dict[str, Measurement | str]) -> str:
     def base(key: str) -> float:
         return sum(getattr(m, key) for m in baselines) / len(baselines)
 
@@ -242,16 +259,19 @@ def report(baselines: list[Measurement], results: list[Measurement]) -> str:
     updates = base("updates_per_cpu_minute")
     lines = [
         "| setting | completions per CPU-s | ratio | completions per wall s | ratio | updates per CPU-min | ratio "
-        "| accuracy reward | zero-spread groups | mean length |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| accuracy reward | zero-spread groups | mean length | peak GiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for m in [*baselines, *results]:
+    for m in [*baselines, *results.values()]:
+        if isinstance(m, str):
+            continue
         lines.append(
             f"| {m.setting} | {m.completions_per_cpu_second:.3f} | {m.completions_per_cpu_second / cpu_rate:.2f}x "
             f"| {m.completions_per_second:.3f} | {m.completions_per_second / wall_rate:.2f}x "
             f"| {m.updates_per_cpu_minute:.2f} | {m.updates_per_cpu_minute / updates:.2f}x | {m.accuracy_reward:.3f} "
-            f"| {m.zero_spread_groups:.2f} | {m.mean_length:.1f} |"
+            f"| {m.zero_spread_groups:.2f} | {m.mean_length:.1f} | {m.peak_resident_gib:.1f} |"
         )
+    lines += [f"| {name} | {failure} |" for name, failure in results.items() if isinstance(failure, str)]
     return "\n".join(lines)
 
 
@@ -275,18 +295,25 @@ def main(argv: list[str] | None = None) -> None:
     else:
         checkpoint, puzzles = build_sft(args.out)
 
-    def run(setting: Setting) -> Measurement:
+    def run(setting: Setting) -> Measurement | str:
         return run_setting(setting, checkpoint, puzzles, args.out,
                            steps_to_run(setting, args.cycles, args.min_completions))  # fmt: skip
 
-    baselines = [run(BASELINE)]
-    results = [run(SETTINGS[name]) for name in args.settings]
-    baselines.append(run(BASELINE))
+    def run_baseline() -> Measurement:
+        measurement = run(BASELINE)
+        if isinstance(measurement, str):
+            sys.exit(f"bench_grpo_cpu: the baseline {measurement}")
+        return measurement
+
+    baselines = [run_baseline()]
+    results = {name: run(SETTINGS[name]) for name in args.settings}
+    baselines.append(run_baseline())
     table = report(baselines, results)
     print(table)
     settings = {name: asdict(SETTINGS[name]) for name in [BASELINE.name, *args.settings]}
     summary = {"settings": settings, "baselines": [asdict(m) for m in baselines],
-               "results": [asdict(m) for m in results], "table": table}  # fmt: skip
+               "results": {name: m if isinstance(m, str) else asdict(m) for name, m in results.items()},
+               "table": table}  # fmt: skip
     (args.out / "bench_grpo_cpu.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 

@@ -98,7 +98,8 @@ def test_gpu_plan_is_the_measured_h100_run_and_parses_with_swift(tmp_path):
     rlhf = commands["rlhf"]
     measured = {"--num_generations": "8", "--per_device_train_batch_size": "64", "--gradient_accumulation_steps": "1",
                 "--max_completion_length": "76", "--temperature": "1.0", "--beta": "0", "--learning_rate": "5e-6",
-                "--max_steps": "150", "--save_steps": "50", "--use_vllm": "false", "--torch_dtype": "float32"}
+                "--max_steps": "150", "--save_steps": "50", "--use_vllm": "false", "--torch_dtype": "float32",
+                "--bf16": "false"}
     assert {flag: value(rlhf, flag) for flag in measured} == measured
     assert value(commands["generate"], "--test-size") == "500"
     test_file = str(tmp_path / "out" / "data" / "puzzles.test.jsonl")
@@ -126,6 +127,9 @@ def test_cpu_plan_and_its_header(tmp_path):
     assert commands["header"][0].startswith("countdown_demo.sh: cpu scale: DEMO_SCALE=cpu")
     assert value(commands["generate"], "--test-size") == "200"
     assert value(commands["rlhf"], "--use_vllm") == "false"
+    # bfloat16 autocast on CPU needs transformers told it trains there; SFT stays float32
+    assert (value(commands["rlhf"], "--bf16"), value(commands["rlhf"], "--use_cpu")) == ("true", "true")
+    assert value(commands["sft"], "--bf16") == "false"
     steps = value(commands["rlhf"], "--max_steps")
     assert Path(value(commands["evaluate"][-1], "--out")).name == f"grpo-{steps}"
     assert unknown_to_swift(swift_commands(commands)) == []
@@ -146,3 +150,17 @@ def test_gpu_scale_without_a_cuda_device_is_refused_before_anything_runs(tmp_pat
     assert result.returncode == 1
     assert "DEMO_SCALE=gpu, but torch" in result.stderr and "sees no CUDA device" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_cpu_torch_on_a_gpu_box_is_named_with_the_fix(tmp_path):
+    """nvidia-smi on PATH, but torch is a CPU build (what `make install` makes): the plan says how to get GPU scale."""
+    probe = [sys.executable, "-m", "swift_plugins.tools.demo_scale"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    without_driver = subprocess.run(probe, capture_output=True, text=True, env={**env, "PATH": str(tmp_path)})
+    assert without_driver.stdout.split()[:3] == ["cpu", "transformers", "no"]
+    assert "CPU build" not in without_driver.stdout
+    driver = f"{REPO / 'tests' / 'stand_ins'}:{tmp_path}"
+    with_driver = subprocess.run(probe, capture_output=True, text=True, env={**env, "PATH": driver})
+    assert with_driver.stdout.split()[:3] == ["cpu", "transformers", "no"]
+    assert "nvidia-smi is on PATH but torch" in with_driver.stdout
+    assert "make clean && make demo TORCH_SPEC=" in with_driver.stdout

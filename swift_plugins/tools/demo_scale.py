@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import shutil
 import sys
 
 from ..core.errors import PluginError
 
-__all__ = ["SCALES", "choose_scale", "detect"]
+__all__ = ["SCALES", "choose_scale", "cpu_torch_hint", "detect"]
 
 SCALES = ("auto", "cpu", "gpu")
 
@@ -60,6 +61,20 @@ def detect() -> tuple[str | None, str | None]:
     return cuda_device, vllm_version
 
 
+def cpu_torch_hint(cuda_device: str | None) -> str:
+    """Advice when a GPU driver is present but this torch cannot use it (a CPU build), else ``""``.
+
+    ``make install`` installs the CPU build of torch by default, so on a GPU box ``make demo`` would
+    quietly run at CPU scale; the plan line says why and how to change it.
+    """
+    import torch
+
+    if cuda_device is not None or torch.version.cuda is not None or shutil.which("nvidia-smi") is None:
+        return ""
+    return (f"; nvidia-smi is on PATH but torch {torch.__version__} is a CPU build: for GPU scale, "
+            "make clean && make demo TORCH_SPEC=torch==2.8.0 (or your CUDA build)")  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
     requested = argv[0] if argv else "auto"
     try:
@@ -68,7 +83,7 @@ def main(argv: list[str]) -> int:
     except PluginError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(scale, generation, "yes" if cuda_device else "no", reason)
+    print(scale, generation, "yes" if cuda_device else "no", reason + cpu_torch_hint(cuda_device))
     return 0
 
 
