@@ -14,8 +14,8 @@
 #    and the before/after table with 95% intervals.
 #
 # Scales (GRPO: --beta 0, lr 5e-6, temperature 1.0, completions <= 76 tokens):
-#   cpu  200 held-out puzzles; GRPO 12 steps of 8 prompts x 8 completions,
-#        one generate call of 64 completions a step; ~25 min on 2 cores
+#   cpu  200 held-out puzzles; GRPO 8 steps of 4 prompts x 8 completions,
+#        bfloat16 autocast (benchmarks/bench_grpo_cpu.py); ~25 min on 2 cores
 #   gpu  500 held-out puzzles; GRPO 150 steps of 8 prompts x 8 completions,
 #        checkpoints at steps 50, 100, 150, each evaluated; vLLM colocate when
 #        vllm is installed, else transformers generation
@@ -29,7 +29,7 @@
 #   DRY_RUN       unset    1: print the plan and every command, run nothing
 #   OUTPUT_DIR    <repo>/output/<scale>_demo   model/ data/ sft/ grpo/ eval/ comparison.md
 #   SFT_STEPS     36       cold-start SFT steps (8 rows each)
-#   GRPO_STEPS    12 (cpu), 150 (gpu)   GRPO steps
+#   GRPO_STEPS    8 (cpu), 150 (gpu)    GRPO steps
 #   EVAL_PUZZLES  200 (cpu), 500 (gpu)  held-out puzzles, evaluated after every stage
 #   SEED          0        puzzles and training seed
 #   PYTHON        python   the interpreter that has ms-swift and this package
@@ -55,14 +55,15 @@ fi
 
 # GRPO as measured: the GPU flags are the one-H100 run of the README (3.1 s a step);
 # the CPU flags are benchmarks/bench_grpo_cpu.py's choice (README, "Measured figures").
-grpo_flags=(--num_generations 8 --per_device_train_batch_size 64 --gradient_accumulation_steps 1)
+grpo_flags=(--num_generations 8 --gradient_accumulation_steps 1)
 if [[ $scale == gpu ]]; then
     default_grpo_steps=150 default_eval_puzzles=500 eval_batch=250
-    grpo_flags+=(--bf16 false)
+    grpo_flags+=(--per_device_train_batch_size 64 --bf16 false)
 else
-    default_grpo_steps=12 default_eval_puzzles=200 eval_batch=50
-    # bfloat16 autocast over the float32 weights: the training half of a CPU step takes half the time.
-    grpo_flags+=(--bf16 true --use_cpu true)
+    default_grpo_steps=8 default_eval_puzzles=200 eval_batch=50
+    # 32 completions a step with bfloat16 autocast over the float32 weights: 1.7x the completions per
+    # CPU-second of 8 in float32, in 12 GiB (64 a step: 21 GiB, no faster).
+    grpo_flags+=(--per_device_train_batch_size 32 --bf16 true --use_cpu true)
 fi
 if [[ $generation == vllm ]]; then
     # A 135 M model: a third of the GPU is ample for vLLM's weights and KV cache, the rest trains.

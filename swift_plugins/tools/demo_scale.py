@@ -20,7 +20,7 @@ import sys
 
 from ..core.errors import PluginError
 
-__all__ = ["SCALES", "choose_scale", "cpu_torch_hint", "detect"]
+__all__ = ["SCALES", "choose_scale", "cpu_torch_hint", "detect", "main"]
 
 SCALES = ("auto", "cpu", "gpu")
 
