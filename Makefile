@@ -30,7 +30,7 @@ test: lint
 	$(BIN)/pytest
 
 demo: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" bash shell/countdown_cpu_demo.sh
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash shell/countdown_demo.sh
 
 smoke: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash shell/countdown_cpu_smoke.sh

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from swift_plugins.tools.plot import find_log, plot_run, read_steps, run_warnings
+from swift_plugins.core.errors import DataError
+from swift_plugins.tools.compare import wilson
+from swift_plugins.tools.plot import find_log, held_out_accuracy, plot_run, read_steps, run_warnings, smooth
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -95,3 +97,46 @@ def test_plot_command_warns_when_the_run_cannot_learn(tmp_path):
     assert "warning: step 2: every group of completions got equal rewards" in result.stderr
     healthy = write_log(tmp_path / "healthy", [json.dumps(step_record(1))])
     assert run_warnings(read_steps(healthy)) == []
+
+
+def write_score(folder: Path, accuracy: float, samples: int = 200) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "score.json").write_text(json.dumps({"samples": samples, "accuracy": accuracy, "format_rate": 1.0}))
+    return folder
+
+
+def test_held_out_accuracy_has_the_comparison_tables_interval(tmp_path):
+    accuracy, interval, puzzles = held_out_accuracy(write_score(tmp_path / "sft", 0.135))
+    assert (accuracy, interval, puzzles) == (0.135, wilson(27, 200), 200)  # 27 of 200, as compare reports it
+    assert [round(100 * bound, 1) for bound in interval] == [9.4, 18.9]
+
+
+def test_plot_with_evaluations_draws_the_learning_curve_beside_the_rewards(tmp_path):
+    write_log(tmp_path / "grpo" / "v0-run", [json.dumps(step_record(s, 12)) for s in range(1, 13)])
+    evals = {name: write_score(tmp_path / "eval" / name, accuracy)
+             for name, accuracy in [("base", 0.0), ("sft", 0.135), ("grpo-6", 0.14), ("grpo-12", 0.16)]}  # fmt: skip
+    stages = [f"{name}={folder}" for name, folder in evals.items()]
+    figure = tmp_path / "fig.png"
+    command = [sys.executable, "-m", "swift_plugins", "plot", str(tmp_path / "grpo"), "--out", str(figure), "--evals"]
+    result = subprocess.run(
+        command + stages,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    png = (tmp_path / "fig.png").read_bytes()
+    assert png.startswith(PNG_MAGIC) and len(png) > 20_000
+    plain = plot_run(tmp_path / "grpo", tmp_path / "plain.png")  # without evaluations: the run's own panels
+    assert plain.read_bytes() != png
+
+
+def test_plot_names_an_evaluation_folder_without_a_score(tmp_path):
+    write_log(tmp_path / "run", [json.dumps(step_record(1))])
+    with pytest.raises(DataError, match=re.escape(f"{tmp_path / 'eval' / 'sft'}: no readable score.json")):
+        plot_run(tmp_path / "run", tmp_path / "fig.png", evaluations={"sft": tmp_path / "eval" / "sft"})
+
+
+def test_smoothing_keeps_the_mean_level_of_a_noisy_reward():
+    noisy = [0.0, 0.25] * 10
+    assert all(abs(value - 0.125) < 0.05 for value in smooth(noisy, 4)[2:-2])

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 #
-# shell/lib/launch.sh: what the CPU scripts (countdown_cpu_demo.sh, countdown_cpu_smoke.sh) share.
+# shell/lib/launch.sh: what the CPU scripts (countdown_demo.sh, countdown_cpu_smoke.sh) share.
 # The GPU recipes do not source it: they run swift_plugins/launch.
 #   LAUNCH_NAME LAUNCH_REPO_ROOT   the script's name and the checkout it belongs to
 #   COUNTDOWN_SYSTEM               the ms-swift Countdown example's system prompt (swift_plugins/launch/presets.py)

@@ -85,7 +85,7 @@ def _plot(args: argparse.Namespace) -> None:
 
     out = check_output(args.out or find_log(args.run_dir).parent / "curves.png", (".png", ".pdf", ".svg"))
     with writing(out), atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
-        plot_run(args.run_dir, partial_png)
+        plot_run(args.run_dir, partial_png, evaluations=dict(args.evals) if args.evals else None)
     print(f"wrote {out}")
     for warning in run_warnings(read_steps(find_log(args.run_dir))):
         print(f"warning: {warning}", file=sys.stderr)
@@ -130,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
     plot = commands.add_parser("plot", help="plot a swift run's logging.jsonl (finished or running) into a PNG")
     plot.add_argument("run_dir", type=Path, help="run folder, --output_dir with v*/ folders, or logging.jsonl")
     plot.add_argument("--out", type=Path, help="PNG path (default: curves.png next to logging.jsonl)")
+    plot.add_argument(
+        "--evals",
+        type=_stage,
+        nargs="+",
+        metavar="NAME=FOLDER",
+        help="evaluate folders in order: held-out accuracy per stage beside the smoothed rewards",
+    )
     plot.set_defaults(run=_plot)
 
     tiny = commands.add_parser("tiny-model", help="write a tiny random Qwen2.5-shaped model for CPU runs")

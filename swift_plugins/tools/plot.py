@@ -6,9 +6,14 @@ ms-swift 4.x writes one JSON object per logged step into ``<output_dir>/v<N>-<ti
 (``train_runtime``) and a final dump (``log_history``) when training ends. A run still in progress,
 whose last line may be half-written, plots too.
 
+Given held-out evaluations (``evaluate`` output folders, in order), the figure is the one a person
+reads at a glance instead: held-out accuracy per stage and per GRPO checkpoint with 95% intervals
+(the learning curve), beside the training rewards smoothed over steps.
+
 Example::
 
     plot_run(Path("output/cpu_smoke/run"))  # -> output/cpu_smoke/run/v0-<time>/curves.png
+    plot_run(Path("output/cpu_demo/grpo"), evaluations={"sft": Path("eval/sft"), "grpo-12": Path("eval/grpo-12")})
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError
+from .compare import wilson
 
-__all__ = ["LOG_NAME", "PANELS", "find_log", "plot_run", "read_steps", "run_warnings"]
+__all__ = ["LOG_NAME", "PANELS", "find_log", "held_out_accuracy", "plot_run", "read_steps", "run_warnings", "smooth"]
 
 LOG_NAME = "logging.jsonl"
 
@@ -151,11 +157,72 @@ def run_warnings(steps: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def plot_run(run_dir: Path, out: Path | None = None) -> Path:
+def smooth(values: list[float], window: int) -> list[float]:
+    """Centred moving average over ``window`` points (fewer at the ends).
+
+    >>> smooth([0.0, 0.0, 3.0, 0.0, 0.0], 3)
+    [0.0, 1.0, 1.0, 1.0, 0.0]
+    """
+    half = window // 2
+    return [
+        sum(values[max(0, i - half) : i + half + 1]) / len(values[max(0, i - half) : i + half + 1])
+        for i in range(len(values))
+    ]
+
+
+def held_out_accuracy(folder: Path) -> tuple[float, tuple[float, float], int]:
+    """(accuracy, 95% Wilson interval, puzzles) of an ``evaluate`` output folder, from its ``score.json``.
+
+    Raises DataError naming the folder when it has no readable ``score.json``.
+    """
+    path = Path(folder) / "score.json"
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        accuracy, samples = float(report["accuracy"]), int(report["samples"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise DataError(f"{folder}: no readable score.json with accuracy and samples ({error}); run evaluate") from None
+    return accuracy, wilson(round(accuracy * samples), samples), samples
+
+
+def _draw_held_out(axes: Any, evaluations: dict[str, Path]) -> None:
+    names = list(evaluations)
+    scores = [held_out_accuracy(evaluations[name]) for name in names]
+    values = [100 * accuracy for accuracy, _, _ in scores]
+    errors = [[v - 100 * low for v, (_, (low, _), _) in zip(values, scores, strict=True)],
+              [100 * high - v for v, (_, (_, high), _) in zip(values, scores, strict=True)]]  # fmt: skip
+    axes.errorbar(range(len(names)), values, yerr=errors, marker="o", capsize=4, linestyle="-")
+    for index, value in enumerate(values):
+        axes.annotate(f"{value:.1f}%", (index, value), textcoords="offset points", xytext=(6, 4), fontsize="small")
+    axes.set_xticks(range(len(names)), names, rotation=20 if len(names) > 4 else 0)
+    puzzles = sorted({count for _, _, count in scores})
+    axes.set_title(f"Held-out accuracy ({'/'.join(map(str, puzzles))} puzzles, greedy; 95% intervals)")
+    axes.set_xlabel("stage / GRPO checkpoint")
+    axes.set_ylabel("accuracy (%)")
+    axes.set_ylim(bottom=0)
+
+
+def _draw_smoothed_rewards(axes: Any, steps: list[dict[str, Any]]) -> None:
+    keys = sorted({k for r in steps for k in r if k.startswith(_REWARD_PREFIX) and k.endswith(_REWARD_SUFFIX)})
+    window = max(3, len(steps) // 10) if len(steps) >= 3 else 1
+    for key in keys or ["reward"]:
+        xs, ys = _series(steps, key)
+        if not xs:
+            continue
+        (line,) = axes.plot(xs, smooth(ys, window), linewidth=2, label=key[len(_REWARD_PREFIX) : -len(_REWARD_SUFFIX)])
+        axes.plot(xs, ys, linestyle="none", marker=".", alpha=0.35, color=line.get_color())
+    axes.set_title(f"Training reward (sampled; line: mean over {window} steps)")
+    axes.set_xlabel("GRPO step")
+    axes.set_ylabel("reward")
+    axes.legend(fontsize="small")
+
+
+def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path] | None = None) -> Path:
     """Plot the curves of the swift run at ``run_dir`` into a PNG and return its path.
 
     ``run_dir`` is a run folder, an ``--output_dir`` holding versioned run folders, or the
     ``logging.jsonl`` itself. ``out`` defaults to ``curves.png`` next to the ``logging.jsonl``.
+    ``evaluations`` (stage name -> ``evaluate`` folder, in order) draws the held-out learning curve
+    beside the smoothed rewards instead of the run's panels.
     Raises :class:`DataError` naming the path when there is no log or no step logged yet.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -174,6 +241,8 @@ def plot_run(run_dir: Path, out: Path | None = None) -> Path:
             f"rewards/<Name>/mean) was logged"
         )
     out = Path(out) if out is not None else log.parent / "curves.png"
+    if evaluations:
+        return _plot_learning(log, steps, evaluations, out)
 
     columns = min(3, len(panels))
     rows = math.ceil(len(panels) / columns)
@@ -198,6 +267,25 @@ def plot_run(run_dir: Path, out: Path | None = None) -> Path:
         axes.grid(alpha=0.3)
         if len(lines) > 1:
             axes.legend(fontsize="small")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=100)
+    return out
+
+
+def _plot_learning(log: Path, steps: list[dict[str, Any]], evaluations: dict[str, Path], out: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    figure = Figure(figsize=(12, 4.4), layout="constrained")
+    FigureCanvasAgg(figure)
+    held_out, rewards = figure.subplots(1, 2, width_ratios=[1.1, 1])
+    _draw_held_out(held_out, evaluations)
+    _draw_smoothed_rewards(rewards, steps)
+    for axes in (held_out, rewards):
+        axes.grid(alpha=0.3)
+    rewards.xaxis.set_major_locator(MaxNLocator(integer=True))
+    figure.suptitle(f"GRPO run {log.parent.name}: {len(steps)} steps")
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=100)
     return out
