@@ -225,10 +225,6 @@ def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path
     beside the smoothed rewards instead of the run's panels.
     Raises :class:`DataError` naming the path when there is no log or no step logged yet.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
     log = find_log(Path(run_dir))
     records = list(_lines(log))  # read once: the steps, and whether training has ended
     steps = _steps_of(records)
@@ -240,15 +236,35 @@ def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path
             f"{log}: none of the plotted keys ({', '.join(k for _, _, ls in PANELS for k, _ in ls)}, "
             f"rewards/<Name>/mean) was logged"
         )
-    out = Path(out) if out is not None else log.parent / "curves.png"
     if evaluations:
-        return _plot_learning(log, steps, evaluations, out)
+        figure = _learning_figure(log, steps, evaluations)
+    else:
+        finished = any("train_runtime" in record for record in records)
+        figure = _panels_figure(log, steps, panels, finished)
+    out = Path(out) if out is not None else log.parent / "curves.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=100)
+    return out
+
+
+def _figure(size: tuple[float, float]) -> Any:
+    """An empty figure that renders with Agg whatever the global matplotlib backend is."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _panels_figure(
+    log: Path, steps: list[dict[str, Any]], panels: list[tuple[str, str, list[tuple[str, str]]]], finished: bool
+) -> Any:
+    from matplotlib.ticker import MaxNLocator
 
     columns = min(3, len(panels))
     rows = math.ceil(len(panels) / columns)
-    figure = Figure(figsize=(5.2 * columns, 3.6 * rows), layout="constrained")
-    FigureCanvasAgg(figure)  # render with Agg whatever the global matplotlib backend is
-    finished = any("train_runtime" in record for record in records)
+    figure = _figure((5.2 * columns, 3.6 * rows))
     total = str(steps[-1].get("global_step/max_steps", "")).partition("/")[2]
     status = "finished" if finished else "in progress"
     figure.suptitle(
@@ -267,18 +283,13 @@ def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path
         axes.grid(alpha=0.3)
         if len(lines) > 1:
             axes.legend(fontsize="small")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=100)
-    return out
+    return figure
 
 
-def _plot_learning(log: Path, steps: list[dict[str, Any]], evaluations: dict[str, Path], out: Path) -> Path:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+def _learning_figure(log: Path, steps: list[dict[str, Any]], evaluations: dict[str, Path]) -> Any:
     from matplotlib.ticker import MaxNLocator
 
-    figure = Figure(figsize=(12, 4.4), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = _figure((12, 4.4))
     held_out, rewards = figure.subplots(1, 2, width_ratios=[1.1, 1])
     _draw_held_out(held_out, evaluations)
     _draw_smoothed_rewards(rewards, steps)
@@ -286,6 +297,4 @@ def _plot_learning(log: Path, steps: list[dict[str, Any]], evaluations: dict[str
         axes.grid(alpha=0.3)
     rewards.xaxis.set_major_locator(MaxNLocator(integer=True))
     figure.suptitle(f"GRPO run {log.parent.name}: {len(steps)} steps")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=100)
-    return out
+    return figure
