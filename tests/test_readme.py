@@ -112,6 +112,20 @@ def test_readme_names_no_document_a_reader_cannot_open():
     assert "seed doc" not in README.read_text().lower()
 
 
+def checked_evaluations(calls, final, base_model, run, task):
+    """The evaluate calls of ``final`` and of ``base_model``: each with the run's task, system prompt and
+    completion length, and the two compared."""
+    trained, base = evaluations_of(calls, final), evaluations_of(calls, base_model)
+    assert trained and base, f"expected evaluations of {final} and {base_model}, got {calls}"
+    for call in trained + base:
+        assert call["task"] == task
+        assert call["system"] == flag(run, "--system")  # the prompt the recipe trains with (None: in the rows)
+        assert call["max_new_tokens"] == int(flag(run, "--max_completion_length"))
+    compared = [set(call["stages"].values()) for call in calls if call["command"] == "compare"]
+    assert any({trained[-1]["out"], base[-1]["out"]} <= stages for stages in compared)
+    return trained, base
+
+
 def test_countdown_evaluation_pastes_as_printed(tmp_path):
     run = trainer_flags("countdown_3gpu.sh", tmp_path)
     smoke = trainer_flags("countdown_3gpu.sh", tmp_path, SMOKE="1")
@@ -124,15 +138,8 @@ def test_countdown_evaluation_pastes_as_printed(tmp_path):
 
     calls = run_block(marked_block("evaluate-countdown"), clone, tmp_path, hub_ids=[base_model])
 
-    trained, base = evaluations_of(calls, final), evaluations_of(calls, base_model)
-    assert trained and base, f"expected evaluations of {final} and {base_model}, got {calls}"
-    for call in trained + base:
-        assert call["task"] == "countdown"
-        assert call["system"] == flag(run, "--system")  # the prompt the recipe trains with
-        assert call["max_new_tokens"] == int(flag(run, "--max_completion_length"))
-        assert call["data"] == trained[0]["data"]
-    compared = [set(call["stages"].values()) for call in calls if call["command"] == "compare"]
-    assert any({trained[-1]["out"], base[-1]["out"]} <= stages for stages in compared)
+    trained, base = checked_evaluations(calls, final, base_model, run, "countdown")
+    assert all(call["data"] == trained[0]["data"] for call in trained + base)
 
 
 def test_gsm8k_evaluation_pastes_as_printed(tmp_path):
@@ -146,13 +153,8 @@ def test_gsm8k_evaluation_pastes_as_printed(tmp_path):
 
     calls = run_block(marked_block("evaluate-gsm8k"), clone, tmp_path, hub_ids=[base_model])
 
-    trained, base = evaluations_of(calls, final), evaluations_of(calls, base_model)
-    assert trained and base, f"expected evaluations of {final} and {base_model}, got {calls}"
-    for call in trained + base:
-        assert call["task"] == "gsm8k"
-        assert call["system"] == flag(run, "--system")  # None: each GSM8K row carries its own system message
-        assert call["max_new_tokens"] == int(flag(run, "--max_completion_length"))
-        assert call["data"] == str((clone / GSM8K_TEST_ROWS).resolve())
+    trained, base = checked_evaluations(calls, final, base_model, run, "gsm8k")
+    assert all(call["data"] == str((clone / GSM8K_TEST_ROWS).resolve()) for call in trained + base)
 
 
 @pytest.mark.parametrize("line", ["-m swift_plugins evaluate", "-c 'print(1)'", "-m swift_plugins plot run"])
