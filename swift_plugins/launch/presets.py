@@ -79,8 +79,8 @@ COUNTDOWN = Preset(
     smoke_data="generated",
 )
 
-# The run of aburkov/theLMbook "GRPO_From_Scratch_Multi_GPU_DataParallel_Qwen_2_5_1_5B_Instruct"
-# (the code the seed document annotates): Qwen2.5-1.5B-Instruct, full fine-tune,
+# The run of aburkov/theLMbook "GRPO_From_Scratch_Multi_GPU_DataParallel_Qwen_2_5_1_5B_Instruct":
+# Qwen2.5-1.5B-Instruct, full fine-tune,
 # 500 steps of 7 prompts x 12 generations, completions of 400 tokens, lr 5e-6,
 # beta 0.04, clip epsilon 0.1.  2 GPUs x 6 x 7 = 84 = 7 x 12 completions per step.
 # The GSM8K preprocessor puts the format instruction into each row: no --system.
@@ -103,7 +103,7 @@ GSM8K = Preset(
         "--learning_rate", "5e-6",
         "--beta", "0.04",
     ),
-    # One GPU, LoRA (the seed document trained GSM8K with LoRA): the same 84
+    # One GPU, LoRA with vLLM colocated, as the 1-GPU Countdown recipe: the same 84
     # completions per step as 6 x 14.  LoRA's best learning rate is about 10x
     # the full fine-tune's (Schulman et al., "LoRA Without Regret", 2025): 5e-5.
     colocate_args=(
