@@ -31,6 +31,7 @@
 #   SFT_STEPS     36       cold-start SFT steps (8 rows each)
 #   GRPO_STEPS    8 (cpu), 150 (gpu)    GRPO steps
 #   EVAL_PUZZLES  200 (cpu), 500 (gpu)  held-out puzzles, evaluated after every stage
+#   GRPO_EVALS    1 (cpu), 3 (gpu)      GRPO checkpoints saved and evaluated, evenly spaced (the last at the end)
 #   SEED          0        puzzles and training seed
 #   PYTHON        python   the interpreter that has ms-swift and this package
 #
@@ -57,10 +58,10 @@ fi
 # the CPU flags are benchmarks/bench_grpo_cpu.py's choice (README, "Measured figures").
 grpo_flags=(--num_generations 8 --gradient_accumulation_steps 1)
 if [[ $scale == gpu ]]; then
-    default_grpo_steps=150 default_eval_puzzles=500 eval_batch=250
+    default_grpo_steps=150 default_eval_puzzles=500 default_grpo_evals=3 eval_batch=250
     grpo_flags+=(--per_device_train_batch_size 64 --bf16 false)
 else
-    default_grpo_steps=8 default_eval_puzzles=200 eval_batch=50
+    default_grpo_steps=8 default_eval_puzzles=200 default_grpo_evals=1 eval_batch=50
     # 32 completions a step with bfloat16 autocast over the float32 weights: 1.7x the completions per
     # CPU-second of 8 in float32, in 12 GiB (64 a step: 21 GiB, no faster).
     grpo_flags+=(--per_device_train_batch_size 32 --bf16 true --use_cpu true)
@@ -76,16 +77,14 @@ output_dir=${OUTPUT_DIR:-$repo/output/${scale}_demo}
 sft_steps=${SFT_STEPS:-36}
 grpo_steps=${GRPO_STEPS:-$default_grpo_steps}
 eval_puzzles=${EVAL_PUZZLES:-$default_eval_puzzles}
+grpo_evals=${GRPO_EVALS:-$default_grpo_evals}
 seed=${SEED:-0}
-for setting in sft_steps grpo_steps eval_puzzles; do
+for setting in sft_steps grpo_steps eval_puzzles grpo_evals; do
     [[ ${!setting} =~ ^[1-9][0-9]*$ ]] || die "${setting^^} must be a positive integer, got '${!setting}'"
 done
 [[ $seed =~ ^[0-9]+$ ]] || die "SEED must be a non-negative integer, got '$seed'"
-# GPU: a checkpoint (and a held-out evaluation) every third of the run; CPU: at the end only.
-grpo_save_steps=$grpo_steps
-if [[ $scale == gpu ]] && ((grpo_steps >= 3)); then
-    grpo_save_steps=$((grpo_steps / 3))
-fi
+# A checkpoint (and a held-out evaluation) every GRPO_STEPS/GRPO_EVALS steps, rounded up, and at the end.
+grpo_save_steps=$(((grpo_steps + grpo_evals - 1) / grpo_evals))
 if [[ -z $dry_run ]]; then
     command -v swift >/dev/null || die "swift not found on PATH: pip install -e '.[demo]' (or run: make demo)"
     mkdir -p "$output_dir"
