@@ -135,6 +135,21 @@ def test_cpu_plan_and_its_header(tmp_path):
     assert unknown_to_swift(swift_commands(commands)) == []
 
 
+def test_grpo_evals_spaces_the_evaluated_checkpoints_evenly(tmp_path):
+    commands = plan(tmp_path, DEMO_SCALE="cpu", GRPO_STEPS="8", GRPO_EVALS="3")
+    assert value(commands["rlhf"], "--save_steps") == "3"
+    evaluated = [Path(value(argv, "--out")).name for argv in commands["evaluate"]]
+    assert evaluated == ["base", "sft", "grpo-3", "grpo-6", "grpo-8"]
+    assert [stage.split("=")[0] for stage in commands["compare"][:3]] == ["base", "sft", "grpo-8"]
+
+
+def test_a_bad_setting_is_refused_before_anything_runs(tmp_path):
+    result = run_demo(tmp_path, DEMO_SCALE="cpu", GRPO_EVALS="0")
+    assert result.returncode == 1
+    assert "GRPO_EVALS must be a positive integer, got '0'" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_an_unknown_scale_is_refused_in_one_line(tmp_path):
     result = run_demo(tmp_path, DEMO_SCALE="fast")
     assert result.returncode == 2
