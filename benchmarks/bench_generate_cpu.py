@@ -24,22 +24,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import time
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from swift_plugins.countdown.data import prompt_for
+from swift_plugins.countdown.data import COUNTDOWN
+from swift_plugins.countdown.generator import CountdownConfig, generate
 from swift_plugins.launch.presets import COUNTDOWN_SYSTEM
 
 VARIANTS = ("float32", "bf16-autocast", "bf16-weights", "no-system")
 NUM_GENERATIONS = 8  # completions per prompt, as the demo's GRPO
+DEMO_PUZZLES = CountdownConfig(max_count=3, max_number=10, max_target=30)  # 3 numbers of 1-10, targets 1-30
 
 
 def prompts(tokenizer, completions: int, *, system: bool, seed: int = 0) -> list[str]:
-    """``completions`` chat prompts: ``completions / 8`` random 3-number puzzles, each repeated 8 times.
+    """``completions`` chat prompts: ``completions / 8`` of the demo's puzzles, each repeated 8 times.
 
     >>> class Chat:
     ...     def apply_chat_template(self, messages, **_):
@@ -47,16 +48,14 @@ def prompts(tokenizer, completions: int, *, system: bool, seed: int = 0) -> list
     >>> prompts(Chat(), 16, system=True)[::8]
     ['system | user', 'system | user']
     """
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(completions // NUM_GENERATIONS):
-        nums, target = [rng.randint(1, 10) for _ in range(3)], rng.randint(1, 30)
-        messages = [{"role": "user", "content": prompt_for(nums, target)}]
+    texts = []
+    for row in generate(DEMO_PUZZLES, completions // NUM_GENERATIONS, seed):
+        messages = COUNTDOWN.messages(row)  # the user message of the registered dataset
         if system:
-            messages.insert(0, {"role": "system", "content": COUNTDOWN_SYSTEM})
+            messages = [{"role": "system", "content": COUNTDOWN_SYSTEM}, *messages]
         chat = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        rows += [chat] * NUM_GENERATIONS
-    return rows
+        texts += [chat] * NUM_GENERATIONS
+    return texts
 
 
 def generate_seconds(model, tokenizer, texts: list[str], new_tokens: int, *, autocast: bool) -> tuple[float, float]:
@@ -87,8 +86,8 @@ def main(argv: list[str] | None = None) -> None:
     if "bf16-weights" in args.variants:
         models["bfloat16"] = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16).eval()
 
-    runs = [(variant, size) for size in args.batch_sizes for variant in ["float32", *args.variants]]
-    runs = list(dict.fromkeys(runs))  # float32 once per size, first
+    variants = ["float32", *(variant for variant in args.variants if variant != "float32")]  # the baseline first
+    runs = [(variant, size) for size in args.batch_sizes for variant in variants]
     totals = {run: [0.0, 0.0, 0.0] for run in runs}  # CPU s, wall s, prefill wall s
     for model in models.values():  # the first calls of a process are slow (allocations, kernel choice)
         generate_seconds(model, tokenizer, prompts(tokenizer, args.batch_sizes[0], system=True), 8, autocast=False)
