@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["DataError", "OutputError", "PluginError", "SettingError"]
+__all__ = ["DataError", "LaunchError", "OutputError", "PluginError", "SettingError"]
 
 
 class PluginError(Exception):
@@ -38,3 +38,7 @@ class OutputError(PluginError):
     def __init__(self, path: str | Path, reason: OSError | str) -> None:
         detail = reason.strerror or reason if isinstance(reason, OSError) else reason
         super().__init__(f"{path}: cannot write it ({detail})")
+
+
+class LaunchError(PluginError):
+    """A process the package started failed: a server died or never became healthy, a stage left no checkpoint."""

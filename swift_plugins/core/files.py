@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -33,9 +34,11 @@ from .errors import DataError, OutputError
 
 __all__ = [
     "FORMATS",
+    "atomic_folder",
     "atomic_path",
     "check_output",
     "column_names",
+    "held_out_path",
     "read_rows",
     "write_jsonl",
     "write_rows",
@@ -101,6 +104,51 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         raise OutputError(path, error) from None
     finally:
         temporary.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_folder(path: str | Path) -> Iterator[Path]:
+    """Yield a new temporary sibling folder of ``path`` to fill; on success it becomes ``path``.
+
+    An existing ``path`` is replaced whole, and only once the new folder is complete (callers decide first what
+    they may replace). If the block raises (or is interrupted), the temporary folder is removed and ``path`` is
+    left as it was. The folder and its files get the usual permissions (a temporary folder is made 0700).
+
+    >>> folder = Path(tempfile.mkdtemp()) / "model"
+    >>> with atomic_folder(folder) as staging:
+    ...     _ = (staging / "config.json").write_text("{}")
+    >>> sorted(path.name for path in folder.iterdir())
+    ['config.json']
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.partial.", dir=path.parent))
+    try:
+        yield staging
+        mask = os.umask(0)
+        os.umask(mask)
+        staging.chmod(0o777 & ~mask)
+        for file in staging.rglob("*"):
+            file.chmod((0o777 if file.is_dir() else 0o666) & ~mask)
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
+            os.replace(path, old / path.name)
+            os.replace(staging, path)
+            shutil.rmtree(old)
+        else:
+            os.replace(staging, path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def held_out_path(path: str | Path) -> Path:
+    """Where a data file's held-out split goes (``generate --test-size``): ``.test`` before the suffix.
+
+    >>> held_out_path("data/train.jsonl")
+    PosixPath('data/train.test.jsonl')
+    """
+    path = Path(path)
+    return path.with_name(f"{path.stem}.test{path.suffix}")
 
 
 def write_text(text: str, path: str | Path) -> Path:

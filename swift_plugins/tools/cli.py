@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.cli import int_at_least, run_parsed, writing
 from ..core.files import atomic_path, check_output
-from .evaluate import SCORING
+from ..tasks import NAMES, task_named
 
 __all__ = ["build_parser", "main"]
 
@@ -31,7 +31,7 @@ def _smol_model(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from .evaluate import evaluate, scoring_of
+    from .evaluate import evaluate
 
     with writing(args.out):
         report = evaluate(
@@ -46,7 +46,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             system=args.system,
             extra=args.swift_args,
         )
-    print(scoring_of(args.task).format_report(report))
+    print(task_named(args.task).scoring_module().format_report(report))
     print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
 
 
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
     )
     ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
-    ev.add_argument("--task", choices=sorted(SCORING), required=True)
+    ev.add_argument("--task", choices=NAMES, required=True)
     ev.add_argument("--data", type=Path, required=True, help="held-out rows of the task (e.g. a .test.jsonl file)")
     ev.add_argument(
         "--out",
@@ -109,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="new folder for results.jsonl, score.json, examples.jsonl (replaces only a previous evaluation's)",
     )
-    ev.add_argument("--backend", choices=("transformers", "vllm"), help="default: vllm if installed with a GPU")
+    ev.add_argument(
+        "--backend", choices=("transformers", "vllm"), help="default: vllm where it runs (a GPU, or its CPU build)"
+    )
     ev.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
     ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
     ev.add_argument("--system", help="system prompt, as given to training (--system)")

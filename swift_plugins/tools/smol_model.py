@@ -24,12 +24,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from ..core.errors import PluginError
+from ..core.files import atomic_folder
 
 __all__ = ["GGUF_NAME", "SmolModelError", "build_smol_model", "gguf_path", "is_built"]
 
@@ -114,15 +112,6 @@ def _check(staging: Path, tokenizer, reference) -> None:
         raise SmolModelError("the saved model generated no text")
 
 
-def _share(folder: Path) -> None:
-    """Give the folder and its files the usual permissions (mkdtemp makes 0700, safetensors 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    folder.chmod(0o777 & ~mask)
-    for path in folder.iterdir():
-        path.chmod(0o666 & ~mask)
-
-
 def build_smol_model(out_dir: Path) -> Path:
     """Write SmolLM2-135M-Instruct (float32, 134.5 M parameters, 540 MB) into ``out_dir``; return it.
 
@@ -137,16 +126,8 @@ def build_smol_model(out_dir: Path) -> Path:
         raise SmolModelError(
             f"{out_dir}: exists and is not an intact SmolLM2 build; remove it or choose another folder"
         )
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_folder(out_dir) as staging:
         _convert(source, staging)
         info = {"source": GGUF_NAME, "source_sha256": _sha256(source), "weights_sha256": _sha256(staging / _WEIGHTS)}
         (staging / _BUILD_INFO).write_text(json.dumps(info, indent=2) + "\n")
-        _share(staging)
-        if out_dir.exists():
-            out_dir.rmdir()  # empty, checked above
-        staging.rename(out_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return out_dir

@@ -21,24 +21,25 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from ..core.files import atomic_folder
 
 __all__ = ["SPEC", "TOKENIZER_FILES", "build_tiny_model", "tokenizer_dir"]
 
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json")
 ENDOFTEXT_ID, IM_END_ID = 151643, 151645  # <|endoftext|>, <|im_end|>: the same ids in every Qwen2.5 tokenizer
 
-# Qwen2.5-0.5B-Instruct's config with the sizes shrunk; vocab_size is set to the tokenizer's length.
+# Qwen2.5-0.5B-Instruct's config with the sizes shrunk; vocab_size is set to the tokenizer's length. Heads of
+# 32 dimensions: the smallest vLLM's CPU attention supports.
 SPEC: dict[str, Any] = {
     "hidden_size": 64,
     "intermediate_size": 128,
     "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
     "max_position_embeddings": 32768,
     "rope_theta": 1000000.0,
     "rms_norm_eps": 1e-6,
@@ -115,31 +116,21 @@ def _write_model(folder: Path, source: Path) -> None:
             hf_logging.enable_progress_bar()
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def build_tiny_model(out_dir: Path) -> Path:
     """Write the tiny model (config, safetensors, generation config, tokenizer) into ``out_dir``; return it.
 
     About 10 M parameters (nearly all in the tied 151k x 64 embedding), 40 MB, a second on a CPU.
-    Idempotent: a complete build with the same :data:`SPEC` is left alone. The files are assembled in
-    a temporary sibling folder and moved in, so a concurrent or interrupted build never leaves a
-    half-written model that later calls would mistake for a complete one.
+    Idempotent: a complete build with the same :data:`SPEC` is left alone; a folder of anything else is refused,
+    never overwritten. The files are assembled in a temporary sibling folder renamed into place, so a concurrent
+    or interrupted build never leaves a half-written model that later calls would mistake for a complete one.
     """
     out_dir = Path(out_dir).absolute()
     if _is_built(out_dir):
         return out_dir
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise FileExistsError(f"{out_dir}: exists and is not a tiny model build; remove it or choose another folder")
     source = tokenizer_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{out_dir.name}.", dir=out_dir.parent) as tmp:
-        staging = Path(tmp)
+    with atomic_folder(out_dir) as staging:
         _write_model(staging, source)
         (staging / _BUILD_INFO).write_text(json.dumps(SPEC, indent=2) + "\n")
-        mode = 0o666 & ~_umask()
-        for path in sorted(staging.iterdir(), key=lambda p: p.name == _BUILD_INFO):  # the marker last
-            path.chmod(mode)  # some files come out of transformers as 0600
-            os.replace(path, out_dir / path.name)
     return out_dir
