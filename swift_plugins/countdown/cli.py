@@ -19,11 +19,11 @@ from tqdm import tqdm
 from ..core.cli import add_score_command, run_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
-from ..core.files import check_output, write_rows, write_text
+from ..core.files import check_output, held_out_path, write_rows, write_text
 from . import scoring
 from .data import read_columns
 
-__all__ = ["build_parser", "holdout_path", "main"]
+__all__ = ["build_parser", "main"]
 
 _JOBS = os.cpu_count() or 1
 
@@ -39,17 +39,12 @@ def _range(text: str) -> tuple[int, int]:
     return bounds
 
 
-def holdout_path(out: Path) -> Path:
-    """Where the holdout split of ``out`` goes: ``train.jsonl`` -> ``train.test.jsonl``."""
-    return out.with_name(f"{out.stem}.test{out.suffix}")
-
-
 def _generate(args: argparse.Namespace) -> None:
     from .generator import CountdownConfig, generate
 
     check_output(args.out)
     if args.test_size:
-        check_output(holdout_path(args.out))
+        check_output(held_out_path(args.out))
     config = CountdownConfig(*args.count, *args.numbers, *args.targets)
     total = args.num + args.test_size
     found = generate(config, total, args.seed, jobs=args.jobs)
@@ -57,8 +52,8 @@ def _generate(args: argparse.Namespace) -> None:
     write_rows(rows[: args.num], args.out)
     print(f"wrote {args.num} rows to {args.out}")
     if args.test_size:
-        write_rows(rows[args.num :], holdout_path(args.out))
-        print(f"wrote {args.test_size} held-out rows to {holdout_path(args.out)}")
+        write_rows(rows[args.num :], held_out_path(args.out))
+        print(f"wrote {args.test_size} held-out rows to {held_out_path(args.out)}")
 
 
 def _audit(args: argparse.Namespace) -> None:

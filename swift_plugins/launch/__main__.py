@@ -1,4 +1,4 @@
-"""``python -m swift_plugins.launch RECIPE [swift rlhf flags...]``: the GRPO launcher behind ``shell/RECIPE.sh``.
+"""``python -m swift_plugins.launch RECIPE [swift rlhf flags...]``: the launcher behind ``shell/RECIPE.sh``.
 
 Settings come from the environment (see each script's ``--help``); a refused setting is one
 ``<script>: error: ...`` line and exit status 1, with nothing started and nothing written.
@@ -10,17 +10,21 @@ import os
 import sys
 from pathlib import Path
 
+from ..core.console import Console
 from ..core.errors import PluginError
-from .console import Console
-from .processes import Children, Interrupted
+from ..core.processes import Children, Interrupted
+from .demo import demo
 from .recipes import launch
-from .settings import RECIPES
 
 REPO = Path(__file__).resolve().parents[2]
+PIPELINES = {"countdown_demo": demo}  # recipes that run stages rather than a layout's processes
 
 
-def usage(script: Path) -> str:
-    """The comment block at the top of an entry script, after its #! line: its usage text."""
+def usage(recipe: str) -> str:
+    """The comment block at the top of the recipe's entry script, after its #! line: its usage text."""
+    script = REPO / "shell" / f"{recipe}.sh"
+    if not script.is_file():  # a task without a script of its own
+        return f"python -m swift_plugins.launch {recipe} [swift rlhf flags...]: see README.md for the settings"
     lines = []
     for line in script.read_text(encoding="utf-8").splitlines()[1:]:
         if not line.startswith("#"):
@@ -30,19 +34,20 @@ def usage(script: Path) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in RECIPES:
-        print(f"usage: python -m swift_plugins.launch {{{','.join(RECIPES)}}} [swift rlhf flags...]", file=sys.stderr)
+    if not argv:
+        print("usage: python -m swift_plugins.launch RECIPE [swift rlhf flags...]", file=sys.stderr)
         return 2
     recipe, extra = argv[0], argv[1:]
     if extra[:1] in (["-h"], ["--help"]):
         try:
-            print(usage(REPO / "shell" / f"{recipe}.sh"), flush=True)
+            print(usage(recipe), flush=True)
         except BrokenPipeError:  # `--help | head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    run = PIPELINES.get(recipe, launch)
     with Children(Console(f"{recipe}.sh"), grace=10) as children:
         try:
-            return launch(recipe, extra, os.environ, REPO, children)
+            return run(recipe, extra, os.environ, REPO, children)
         except Interrupted as stop:
             children.console.note(f"received {stop}, stopping")
             return stop.status

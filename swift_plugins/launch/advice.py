@@ -13,9 +13,9 @@ import math
 import re
 from fractions import Fraction
 
-from .console import Console
+from ..core.console import Console
+from .commands import Plan
 from .flags import Flags
-from .presets import PRESETS
 
 __all__ = ["advise", "model_billions", "total_steps"]
 
@@ -60,11 +60,10 @@ def model_billions(model: str) -> float | None:
     return float(match[1]) if match else None
 
 
-def advise(
-    flags: Flags, world: int, task: str, user: set[str], smoke: bool, reference_batch: bool, console: Console
-) -> None:
-    """Print the warnings (and the checkpoint size note) for a ``swift rlhf`` command over ``world`` processes."""
-    if "output_dir" in user:
+def advise(plan: Plan, console: Console) -> None:
+    """Print the warnings (and the checkpoint size note) for the trainer of ``plan``."""
+    flags, world, preset = plan.flags, plan.settings.world_size, plan.settings.task.preset
+    if "output_dir" in plan.user:
         console.warn(
             "--output_dir in the extra arguments: checkpoints go there but logs stay in OUTPUT_DIR; "
             "prefer OUTPUT_DIR=..."
@@ -77,21 +76,21 @@ def advise(
             "no intermediate checkpoint will be saved"
         )
     lr, beta = _number(flags.value("learning_rate")), _number(flags.value("beta") or "0.04")  # ms-swift's default beta
-    if (
-        task == "countdown"
-        and lr is not None
-        and beta is not None
-        and lr >= Fraction("1e-6")
-        and beta >= Fraction("0.04")
-    ):
+    collapses = preset.collapse and lr is not None and beta is not None
+    if collapses and lr >= Fraction(preset.collapse[0]) and beta >= Fraction(preset.collapse[1]):
         console.warn(
             f"learning_rate={flags.value('learning_rate')} with beta={flags.value('beta') or '0.04'} is in the range "
-            "known to collapse on Countdown (lr >= 1e-6 with beta >= 0.04); "
-            "the reference recipe uses lr 5e-7, beta 0.001"
+            f"known to collapse on {plan.settings.task.name.capitalize()} (lr >= {preset.collapse[0]} with beta >= "
+            f"{preset.collapse[1]}); the reference recipe uses lr {_reference(preset.server_args, 'learning_rate')}, "
+            f"beta {_reference(preset.server_args, 'beta')}"
         )
     _checkpoint_size(flags, console)
-    if reference_batch and not smoke:
-        _global_batch(flags, world, PRESETS[task].reference_completions, steps, console)
+    if plan.settings.layout.reference_batch and not plan.settings.smoke:
+        _global_batch(flags, world, preset.reference_completions, steps, console)
+
+
+def _reference(args: tuple[str, ...], name: str) -> str | None:
+    return Flags(args).value(name)
 
 
 def _checkpoint_size(flags: Flags, console: Console) -> None:

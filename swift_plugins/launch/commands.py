@@ -3,7 +3,7 @@
 >>> from pathlib import Path
 >>> from .settings import Settings
 >>> s = Settings.from_env("countdown_3gpu", {"OUTPUT_DIR": "/runs/a"}, Path("/repo"))
->>> rollout, trainer = server_commands(s, [])
+>>> rollout, trainer = commands(s, [])
 >>> rollout.argv[:4], dict(trainer.env)["NPROC_PER_NODE"]
 (('swift', 'rollout', '--model', 'Qwen/Qwen2.5-3B-Instruct'), '2')
 >>> print(Command("t", (("A", "1"),), ("swift", "rlhf", "--x", "a b"), "/l").shell())
@@ -18,17 +18,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.errors import SettingError
+from ..core.files import held_out_path
+from ..core.vllm_cpu import EAGER
 from .flags import Flags
-from .presets import PRESETS, Preset
-from .settings import SettingError, Settings
+from .settings import Settings
 
 __all__ = [
+    "TRAINER_WORDS",
     "UNSET_ENV",
     "Command",
-    "colocate_commands",
+    "Plan",
+    "commands",
     "rollout_command",
-    "server_commands",
-    "train_node_command",
+    "trainer_command",
     "trainer_flags",
 ]
 
@@ -37,7 +40,7 @@ __all__ = [
 # SwiftRolloutDeploy.__init__): an inherited VLLM_PORT equal to the HTTP port makes the server unreachable.
 # No child of a recipe sees it.
 UNSET_ENV = ("VLLM_PORT",)
-SMOKE_MODEL_ARGS = ("--model_type", "qwen2", "--template", "qwen2_5")  # make smoke's tiny Qwen2.5-shaped model
+SMOKE_MODEL_ARGS = ("--model_type", "qwen2", "--template", "qwen2_5")  # the tiny Qwen2.5-shaped model
 SERVER_FLAGS = ("vllm_server_host", "vllm_server_port", "vllm_server_group_port", "vllm_server_base_url")
 
 
@@ -73,7 +76,22 @@ class Command:
         return cls(data["title"], tuple(data["env"].items()), tuple(data["argv"]), data["log"])
 
 
-def _no_proxy(settings: Settings, *hosts: str) -> tuple[tuple[str, str], ...]:
+@dataclass(frozen=True)
+class Plan:
+    """What one launch runs, built once: the settings, the commands, the trainer's flags, the flags the user gave."""
+
+    settings: Settings
+    rollout: Command | None
+    trainer: Command | None
+    flags: Flags  # the trainer's (empty without a trainer)
+    user: frozenset[str]
+
+    def origin(self, flag: str, value: object, setting: str) -> str:
+        """How the user set ``--flag value``: as that flag, or through the environment ``setting``."""
+        return f"--{flag} {value}" if flag in self.user or not setting else f"{setting}={value}"
+
+
+def _bypass_proxy(settings: Settings, *hosts: str) -> tuple[tuple[str, str], ...]:
     # Python's requests (the trainer's vLLM client) honours http_proxy: without these a proxy in the caller's
     # environment would swallow the trainer's calls to the rollout server.
     listed = [host for host in settings.no_proxy.split(",") if host]
@@ -81,49 +99,56 @@ def _no_proxy(settings: Settings, *hosts: str) -> tuple[tuple[str, str], ...]:
     return (("no_proxy", value), ("NO_PROXY", value))
 
 
+def _plugin(settings: Settings) -> str:
+    return str(settings.repo / "swift_plugins" / "plugin.py")
+
+
 def rollout_command(settings: Settings) -> Command:
-    """``swift rollout`` on ``settings.rollout_gpus``: the one-node server and the multi-node rollout host alike."""
+    """``swift rollout`` on ``settings.rollout_gpus``: the one-node server and the multi-node rollout host alike.
+
+    The plugin is loaded so that vLLM's CPU build serves too (:mod:`swift_plugins.core.vllm_cpu`).
+    """
     gpus = ",".join(settings.rollout_gpus)
-    host = "127.0.0.1" if settings.layout == "server" else settings.rollout_host
     flags = Flags(["--model", settings.model, *(SMOKE_MODEL_ARGS if settings.smoke else ())])
     flags.update(
         [
+            "--external_plugins", _plugin(settings),
             "--torch_dtype", "bfloat16",
-            "--host", host,
-            "--port", str(settings.rollout_port),
+            "--host", settings.rollout_host,
+            "--port", str(settings.port("ROLLOUT_PORT")),
             "--vllm_data_parallel_size", str(len(settings.rollout_gpus)),
             "--vllm_max_model_len", str(settings.vllm_max_model_len),
             "--vllm_gpu_memory_utilization", settings.vllm_gpu_memory_utilization,
         ]
     )  # fmt: skip
     flags.update(settings.rollout_args, "ROLLOUT_ARGS")
-    env = (("CUDA_VISIBLE_DEVICES", gpus), *_no_proxy(settings, "127.0.0.1", "localhost"))
-    title = f"rollout server (GPU{'s' if len(settings.rollout_gpus) > 1 else ''} {gpus})"
+    env = (("CUDA_VISIBLE_DEVICES", gpus), *_bypass_proxy(settings, "127.0.0.1", "localhost"))
+    title = f"rollout server on GPU{'s' if len(settings.rollout_gpus) > 1 else ''} {gpus}"
     return Command(title, env, ("swift", "rollout", *flags.argv()), str(settings.output_dir / "rollout.log"))
 
 
 def trainer_flags(settings: Settings, extra: Sequence[str]) -> Flags:
     """The ``swift rlhf`` flags: the task preset, the layout, the smoke run, then the user's ``extra`` flags."""
-    preset = PRESETS[settings.task]
     flags = Flags(["--rlhf_type", "grpo"])
-    flags.update(_task_words(settings, preset))
-    flags.update(_eval_words(settings, preset))
-    layout = _colocate_words if settings.layout == "colocate" else _server_words
-    flags.update(layout(settings, preset))
+    flags.update(_task_words(settings))
+    flags.update(_eval_words(settings))
+    flags.update(TRAINER_WORDS[settings.layout.trainer](settings))
     if settings.smoke:
-        flags.update(_smoke_words(preset))
+        flags.update(_smoke_words(settings))
     _check_extra(settings, extra)
     flags.update(extra)
     return flags
 
 
-def _task_words(settings: Settings, preset: Preset) -> list[str]:
+def _task_words(settings: Settings) -> list[str]:
+    preset, system = settings.task.preset, settings.task.system_prompt
     return [
         "--model", settings.model,
         "--torch_dtype", "bfloat16",
         "--dataset", settings.dataset,
-        "--external_plugins", str(settings.repo / "swift_plugins" / "plugin.py"),
+        "--external_plugins", _plugin(settings),
         *preset.args,
+        *(("--system", system) if system else ()),
         # ms-swift 3.x sampled with top_k 50, top_p 0.9 (the runs its GRPO docs show); 4.x defaults to
         # -1 / 1.0 (swift/rlhf_trainers/args_mixin.py, RolloutTrainerArgumentsMixin).  Pass 3.x's so curves compare.
         "--temperature", "1.0",
@@ -143,38 +168,38 @@ def _task_words(settings: Settings, preset: Preset) -> list[str]:
     ]  # fmt: skip
 
 
-def _eval_words(settings: Settings, preset: Preset) -> list[str]:
+def _eval_words(settings: Settings) -> list[str]:
     # Held-out evaluation every eval_steps.  ms-swift 4.x defaults split_dataset_ratio to 0 (3.x: 0.01), so
     # without this nothing is evaluated.  VAL_DATASET: none | a dataset; default: a local DATASET's sibling
     # "<name>.test.<ext>" (what `generate --test-size` writes), else 1% of DATASET.
-    val = settings.val_dataset
+    val, eval_steps = settings.val_dataset, str(settings.task.preset.eval_steps)
     dataset = Path(settings.dataset)
-    sibling = dataset.with_name(f"{dataset.stem}.test{dataset.suffix}")
+    sibling = held_out_path(dataset)
     if not val and dataset.suffix and dataset.is_file() and sibling.is_file():
         val = str(sibling)
     if val == "none":
         return ["--eval_strategy", "no"]
     if not val:
-        return ["--split_dataset_ratio", "0.01", "--eval_steps", str(preset.eval_steps)]
-    return ["--val_dataset", val, "--eval_steps", str(preset.eval_steps)]
+        return ["--split_dataset_ratio", "0.01", "--eval_steps", eval_steps]
+    return ["--val_dataset", val, "--eval_steps", eval_steps]
 
 
-def _server_words(settings: Settings, preset: Preset) -> list[str]:
+def _server_words(settings: Settings) -> list[str]:
     # Full fine-tune with ZeRO-3 against a `swift rollout` server: the 3-GPU and the multi-node layout.
     return [
         "--tuner_type", "full",
         "--deepspeed", "zero3",
-        *preset.server_args,
+        *settings.task.preset.server_args,
         "--num_iterations", "1",
         "--use_vllm", "true",
         "--vllm_mode", "server",
         "--vllm_server_host", settings.rollout_host,
-        "--vllm_server_port", str(settings.rollout_port),
-        "--vllm_server_group_port", str(settings.group_port),
+        "--vllm_server_port", str(settings.port("ROLLOUT_PORT")),
+        "--vllm_server_group_port", str(settings.port("ROLLOUT_GROUP_PORT")),
     ]  # fmt: skip
 
 
-def _colocate_words(settings: Settings, preset: Preset) -> list[str]:
+def _colocate_words(settings: Settings) -> list[str]:
     # LoRA with vLLM in the trainer's process: the 1-GPU layout.  vLLM takes VLLM_GPU_MEMORY_UTILIZATION of the
     # card while generating and sleeps (--sleep_level 1) during the update; model and optimizer are offloaded
     # to CPU while vLLM generates.
@@ -183,21 +208,43 @@ def _colocate_words(settings: Settings, preset: Preset) -> list[str]:
         "--lora_rank", "32",
         "--lora_alpha", "64",
         "--target_modules", "all-linear",
-        *preset.colocate_args,
+        *settings.task.preset.colocate_args,
         "--num_iterations", "1",
         "--gradient_checkpointing", "true",
-        "--use_vllm", "true",
-        "--vllm_mode", "colocate",
+        *_colocated_vllm(settings),
         "--vllm_gpu_memory_utilization", settings.vllm_gpu_memory_utilization,
-        "--vllm_max_model_len", str(settings.vllm_max_model_len),
         "--sleep_level", "1",
         "--offload_model", "true",
         "--offload_optimizer", "true",
     ]  # fmt: skip
 
 
-def _smoke_words(preset: Preset) -> list[str]:
-    # SMOKE=1: make smoke's tiny model, a few short steps, eval and one checkpoint; the rest as in the run.
+def _cpu_words(settings: Settings) -> list[str]:
+    # The full fine-tune of the server layout in one process on the CPU, vLLM's CPU build colocated: float32
+    # weights (swift would derive fp16 from them), no sleep mode (not on the CPU platform), no worker processes.
+    return [
+        "--tuner_type", "full",
+        *settings.task.preset.server_args,
+        "--torch_dtype", "float32",
+        "--fp16", "false",
+        "--bf16", "false",
+        "--gradient_checkpointing", "false",
+        "--dataloader_num_workers", "0",
+        "--dataloader_pin_memory", "false",
+        *_colocated_vllm(settings),
+        *EAGER,
+    ]  # fmt: skip
+
+
+def _colocated_vllm(settings: Settings) -> list[str]:
+    return ["--use_vllm", "true", "--vllm_mode", "colocate", "--vllm_max_model_len", str(settings.vllm_max_model_len)]
+
+
+TRAINER_WORDS = {"server": _server_words, "colocate": _colocate_words, "cpu": _cpu_words}
+
+
+def _smoke_words(settings: Settings) -> list[str]:
+    # SMOKE=1: the tiny model, a few short steps, eval and one checkpoint; the rest as in the run.
     words = [
         *SMOKE_MODEL_ARGS,
         "--check_model", "false",
@@ -209,7 +256,8 @@ def _smoke_words(preset: Preset) -> list[str]:
         "--eval_steps", "2",
         "--report_to", "none",
     ]  # fmt: skip
-    return words if preset.smoke_data == "generated" else [*words, "--split_dataset_ratio", "0.25"]
+    hub_sample = isinstance(settings.task.preset.smoke_data, str)  # held out from the sample itself
+    return [*words, "--split_dataset_ratio", "0.25"] if hub_sample else words
 
 
 def _check_extra(settings: Settings, extra: Sequence[str]) -> None:
@@ -217,58 +265,37 @@ def _check_extra(settings: Settings, extra: Sequence[str]) -> None:
     # its back would point the trainer at a server the launcher does not run (or check).
     for name in Flags(extra, "the extra arguments").names():
         if name in SERVER_FLAGS:
-            fix = {
-                "server": "set ROLLOUT_PORT / ROLLOUT_GROUP_PORT instead",
-                "train": "set ROLLOUT_HOST / ROLLOUT_PORT / ROLLOUT_GROUP_PORT instead",
-            }.get(settings.layout, "this recipe runs vLLM inside the trainer (colocate); a server needs a 3-GPU recipe")
             raise SettingError(
                 f"--{name} in the extra arguments would point the trainer away from the rollout server this "
-                f"launcher runs and checks; {fix}"
+                f"launcher runs and checks; {settings.layout.fix_server_flags}"
             )
 
 
-def server_commands(settings: Settings, extra: Sequence[str]) -> tuple[Command, Command]:
-    """The one-node server layout: the rollout server and the trainer."""
-    flags = trainer_flags(settings, extra)
-    env = (
-        ("CUDA_VISIBLE_DEVICES", ",".join(settings.train_gpus)),
-        ("NPROC_PER_NODE", str(len(settings.train_gpus))),
-        ("MASTER_PORT", str(settings.master_port)),
-        *_no_proxy(settings, "127.0.0.1", "localhost"),
-    )
-    trainer = Command(
-        f"trainer (GPUs {','.join(settings.train_gpus)})",
-        env,
-        ("swift", "rlhf", *flags.argv()),
-        str(settings.output_dir / "train.log"),
-    )
-    return rollout_command(settings), trainer
-
-
-def colocate_commands(settings: Settings, extra: Sequence[str]) -> tuple[Command]:
-    """The one-GPU layout.  NPROC_PER_NODE=1 makes swift launch through torchrun, which sets the
-    RANK/WORLD_SIZE that vLLM's colocated (external_launcher) engine expects."""
-    gpu = settings.train_gpus[0]
-    env = (("CUDA_VISIBLE_DEVICES", gpu), ("NPROC_PER_NODE", "1"), ("MASTER_PORT", str(settings.master_port)))
-    argv = ("swift", "rlhf", *trainer_flags(settings, extra).argv())
-    return (Command(f"trainer with colocated vLLM (GPU {gpu})", env, argv, str(settings.output_dir / "train.log")),)
-
-
-def train_node_command(settings: Settings, extra: Sequence[str]) -> Command:
-    """One training node of the multi-node layout."""
+def trainer_command(settings: Settings, flags: Flags) -> Command:
+    """``swift rlhf`` with ``flags`` on this host. With NPROC_PER_NODE swift launches through torchrun, which also
+    sets the RANK/WORLD_SIZE that vLLM's colocated (external_launcher) engine expects on one GPU."""
     gpus = ",".join(settings.train_gpus)
-    env = (
-        ("CUDA_VISIBLE_DEVICES", gpus),
-        ("NPROC_PER_NODE", str(len(settings.train_gpus))),
-        ("NNODES", str(settings.nnodes)),
-        ("NODE_RANK", str(settings.node_rank)),
-        ("MASTER_ADDR", settings.master_addr),
-        ("MASTER_PORT", str(settings.master_port)),
-        *_no_proxy(settings, "127.0.0.1", "localhost", settings.rollout_host, settings.master_addr),
+    env: list[tuple[str, str]] = []
+    if settings.train_gpus:
+        env += [("CUDA_VISIBLE_DEVICES", gpus), ("NPROC_PER_NODE", str(len(settings.train_gpus)))]
+    if settings.layout.node:
+        env += [("NNODES", str(settings.nnodes)), ("NODE_RANK", str(settings.node_rank)),
+                ("MASTER_ADDR", settings.master_addr)]  # fmt: skip
+    if "MASTER_PORT" in dict(settings.ports):
+        env.append(("MASTER_PORT", str(settings.port("MASTER_PORT"))))
+    if settings.layout.trainer == "server":
+        env += _bypass_proxy(settings, "127.0.0.1", "localhost", settings.rollout_host, settings.master_addr)
+    title = settings.layout.trainer_title.format(
+        gpus=gpus, count=len(settings.train_gpus), rank=settings.node_rank, nnodes=settings.nnodes
     )
-    return Command(
-        f"trainer node {settings.node_rank}/{settings.nnodes} (GPUs {gpus})",
-        env,
-        ("swift", "rlhf", *trainer_flags(settings, extra).argv()),
-        str(settings.output_dir / f"train-node{settings.node_rank}.log"),
-    )
+    log = settings.output_dir / settings.layout.log.format(rank=settings.node_rank)
+    return Command(title, tuple(env), ("swift", "rlhf", *flags.argv()), str(log))
+
+
+def commands(settings: Settings, extra: Sequence[str]) -> tuple[Command | None, Command | None]:
+    """(the rollout server, the trainer) this host runs; None where the layout has no such process."""
+    if settings.layout.trainer is None and extra:
+        raise SettingError("ROLE=rollout takes no arguments (extra swift rollout flags go in ROLLOUT_ARGS)")
+    rollout = rollout_command(settings) if settings.layout.rollout_gpus else None
+    trainer = trainer_command(settings, trainer_flags(settings, extra)) if settings.layout.trainer else None
+    return rollout, trainer

@@ -20,15 +20,17 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core.console import Console
+from ..core.errors import SettingError
 from ..core.files import write_text
 from .commands import Command
-from .console import Console
 from .flags import Flags
-from .settings import SettingError, Settings
+from .settings import Settings
 
 __all__ = [
     "RESUME_ENV",
     "RESUME_FLAGS",
+    "is_complete",
     "keep_previous",
     "newest_checkpoint",
     "read_trainer",
@@ -78,7 +80,8 @@ def read_trainer(record: Path) -> Command | None:
     return next((command for command in commands if command.argv[:2] == ("swift", "rlhf")), None)
 
 
-def _is_complete(checkpoint: Path) -> bool:
+def is_complete(checkpoint: Path) -> bool:
+    """Whether ``checkpoint`` holds weights and the trainer state (written last)."""
     # transformers' Trainer._save_checkpoint writes trainer_state.json after the weights (and optimizer states).
     return (checkpoint / "trainer_state.json").is_file() and any((checkpoint / w).is_file() for w in WEIGHTS)
 
@@ -88,19 +91,20 @@ def newest_checkpoint(folder: Path) -> Path | None:
     found = [
         (int(path.name.rsplit("-", 1)[1]), path.stat().st_mtime, path)
         for path in folder.glob("v*-*/checkpoint-*")
-        if path.name.rsplit("-", 1)[1].isdigit() and path.is_dir() and _is_complete(path)
+        if path.name.rsplit("-", 1)[1].isdigit() and path.is_dir() and is_complete(path)
     ]
     return max(found, key=lambda item: item[:2])[2] if found else None
 
 
-def resume_flags(settings: Settings, record: Path, trainer: Command, console: Console) -> list[str]:
-    """The flags that continue the run in OUTPUT_DIR from its newest complete checkpoint.
+def resume_flags(settings: Settings, trainer: Command, console: Console) -> list[str]:
+    """The flags that continue the run in OUTPUT_DIR from its newest complete checkpoint, checked against the
+    recorded ``trainer`` command of the run.
 
     A weights-only checkpoint (--save_only_model true) resumes with --resume_only_model true: ms-swift then
     loads the weights and the trainer state (step, data position) but not the optimizer or the scheduler
     (swift/trainers/mixin.py, _load_optimizer_and_scheduler).
     """
-    checkpoint = newest_checkpoint(settings.output_dir)
+    checkpoint, record = newest_checkpoint(settings.output_dir), settings.output_dir / f"{settings.record}.json"
     if checkpoint is None:
         raise SettingError(
             f"RESUME=auto: no complete checkpoint in {settings.output_dir}/v*/checkpoint-* "

@@ -1,0 +1,336 @@
+"""Preflight: what would fail only minutes later, inside ms-swift or vLLM, fails here in one line.
+
+:func:`check_plan` checks the commands themselves (DRY_RUN included): paths, the rows of local data, batch
+arithmetic, lengths, the logger. :func:`check_host` checks this host just before anything starts (skipped by
+DRY_RUN): the GPUs, ms-swift and the modules its run imports, free ports.
+
+>>> from .flags import Flags
+>>> check_batches(Flags(["--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "8",
+...                      "--num_generations", "7", "--eval_strategy", "no"]), 2)
+Traceback (most recent call last):
+...
+swift_plugins.core.errors.SettingError: --num_generations 7 does not divide the 128 completions of a generation ...
+>>> port_is_free(0, reuse=False)  # port 0: the kernel picks a free one
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ..core.console import Console
+from ..core.errors import DataError, SettingError
+from ..core.files import read_rows
+from .commands import Plan
+from .flags import Flags
+from .settings import Settings, parse_int
+
+__all__ = [
+    "REPORT_TO_VALUES",
+    "check_batches",
+    "check_gpus",
+    "check_host",
+    "check_plan",
+    "check_port",
+    "check_swift",
+    "port_is_free",
+    "swift_interpreter",
+]
+
+# transformers' INTEGRATION_TO_CALLBACK (transformers/integrations/integration_utils.py; "... is not supported"
+# otherwise) plus its "all" and "none"; ms-swift passes --report_to through to TrainingArguments.
+REPORT_TO_VALUES = (
+    "azure_ml", "clearml", "codecarbon", "comet_ml", "dagshub", "dvclive", "flyte", "kubeflow", "mlflow",
+    "neptune", "swanlab", "tensorboard", "trackio", "wandb", "all", "none",
+)  # fmt: skip
+LOCAL_PREFIXES = ("/", "./", "../", "~")
+DATA_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+
+
+def check_plan(plan: Plan, console: Console) -> None:
+    """Every check that needs no GPU, no port and no ms-swift."""
+    plugin = plan.settings.repo / "swift_plugins" / "plugin.py"
+    if not plugin.is_file():
+        raise SettingError(f"plugin not found: {plugin} (incomplete checkout?)")
+    if plan.trainer is None:
+        return
+    for value in plan.flags.values("report_to") or []:
+        if value not in REPORT_TO_VALUES:
+            raise SettingError(
+                f"{plan.origin('report_to', value, 'REPORT_TO')} is not a logger ms-swift accepts (transformers "
+                f"refuses it at start-up): use one of {', '.join(REPORT_TO_VALUES)}"
+            )
+    check_batches(plan.flags, plan.settings.world_size)
+    _check_paths(plan, console)
+    _check_lengths(plan)
+
+
+def _int(flags: Flags, name: str, default: int | None = None) -> int | None:
+    value = flags.value(name)
+    return default if value is None else parse_int(f"--{name}", value)
+
+
+def check_batches(flags: Flags, world: int) -> None:
+    """The batch arithmetic ms-swift checks only after the model is loaded (and the rollout server is up).
+
+    Mirrors swift/rlhf_trainers/args_mixin.py, RolloutTrainerArgumentsMixin._init_generation_batch_params: the
+    generation batch (per device x processes x steps_per_generation, which defaults to the accumulation) and,
+    with eval on, the global eval batch (per device x processes) must be multiples of num_generations.
+    """
+    per_device = _int(flags, "per_device_train_batch_size", 1)
+    global_batch = per_device * world
+    batch = _int(flags, "generation_batch_size")
+    steps = _int(flags, "steps_per_generation")
+    if batch is not None and steps is not None and batch != global_batch * steps:
+        raise SettingError(
+            f"--generation_batch_size {batch} must equal per_device_train_batch_size x processes x "
+            f"steps_per_generation = {global_batch * steps}; pass only one of the two"
+        )
+    if batch is not None and batch % global_batch:
+        raise SettingError(f"--generation_batch_size {batch} must be a multiple of the global batch {global_batch}")
+    steps = steps or (batch // global_batch if batch else _int(flags, "gradient_accumulation_steps", 1))
+    batch = global_batch * steps
+    generations = _int(flags, "num_generations", 8)  # ms-swift's default
+    if generations > 1 and batch % generations:
+        divisors = ", ".join(str(n) for n in range(2, batch + 1) if batch % n == 0)
+        raise SettingError(
+            f"--num_generations {generations} does not divide the {batch} completions of a generation batch "
+            f"({world} training processes x {per_device} per device x {steps} steps per generation); ms-swift "
+            "refuses this only after loading the model (swift/rlhf_trainers/args_mixin.py, "
+            f"_init_generation_batch_params): use --num_generations {divisors.split(', ')[-1]} or another divisor "
+            f"of {batch} ({divisors}), or change --per_device_train_batch_size / --gradient_accumulation_steps"
+        )
+    ratio = float(flags.value("split_dataset_ratio") or 0)
+    evaluates = flags.value("eval_strategy") != "no" and (flags.value("val_dataset") or ratio > 0)
+    eval_generations = _int(flags, "num_generations_eval") or generations
+    eval_batch = _int(flags, "per_device_eval_batch_size", 1) * world
+    if generations > 1 and evaluates and eval_batch % eval_generations:
+        raise SettingError(
+            f"the global eval batch {world} x --per_device_eval_batch_size {eval_batch // world} = {eval_batch} is "
+            f"not a multiple of {eval_generations} generations; ms-swift refuses this at start-up (swift/rlhf_trainers/"
+            "args_mixin.py): choose a --per_device_eval_batch_size that makes it one, or VAL_DATASET=none"
+        )
+
+
+def _check_lengths(plan: Plan) -> None:
+    # vLLM must hold a whole sequence: a prompt (ms-swift keeps prompts within --max_length, resampling or
+    # truncating longer ones: swift/rlhf_trainers/rollout_mixin.py) plus --max_completion_length.
+    engine = Flags(plan.rollout.argv[2:]) if plan.rollout else plan.flags
+    model_len = _int(engine, "vllm_max_model_len")
+    prompt, completion = _int(plan.flags, "max_length"), _int(plan.flags, "max_completion_length", 512)
+    if model_len is None or prompt is None or model_len >= prompt + completion:
+        return
+    setting = plan.settings.vllm_max_model_len
+    name = f"VLLM_MAX_MODEL_LEN={model_len}" if model_len == setting else f"--vllm_max_model_len {model_len}"
+    raise SettingError(
+        f"{name} is shorter than a prompt of up to --max_length {prompt} plus --max_completion_length {completion} "
+        f"({prompt + completion} tokens); set VLLM_MAX_MODEL_LEN={prompt + completion} or more, or lower those flags"
+    )
+
+
+def _is_local(value: str) -> bool:
+    return value.startswith(LOCAL_PREFIXES) or value.endswith(DATA_SUFFIXES)
+
+
+def _check_paths(plan: Plan, console: Console) -> None:
+    # Local models and data files must exist, and every row of a local data file must be one the task's
+    # preprocessor accepts (the same check_row), or the run would fail after loading the model.
+    settings = plan.settings
+    if settings.smoke:  # the launcher builds them
+        return
+    model = plan.flags.value("model") or ""
+    if _is_local(model) and not Path(model).expanduser().exists():
+        raise SettingError(
+            f"{plan.origin('model', model, 'MODEL')}: no such folder; point MODEL at a model folder or a hub id "
+            f"such as {settings.task.preset.model}"
+        )
+    for flag, setting in (("dataset", "DATASET"), ("val_dataset", "VAL_DATASET")):
+        for value in plan.flags.values(flag) or []:
+            path = Path(re.sub(r"#\d+$", "", value)).expanduser()
+            if not _is_local(str(path)):
+                continue
+            name = plan.origin(flag, value, setting)
+            if not path.exists():
+                raise SettingError(
+                    f"{name}: no such file; point {setting} at a local .jsonl/.json/.parquet file or a hub dataset id"
+                )
+            if path.is_file():
+                _check_rows(settings, path, name, console)
+
+
+def _check_rows(settings: Settings, path: Path, name: str, console: Console) -> None:
+    task = settings.task.data
+    try:
+        rows = iter(read_rows(path))
+        start = next(rows, (str(path), {}))
+        task.check_columns(start[1], str(path))
+        for where, row in [start, *rows]:
+            task.check_row(row, where)
+    except ImportError as error:  # pyarrow for a .parquet file
+        console.note(f"{name}: rows not checked ({error}; the launcher's python lacks it)")
+    except DataError as error:
+        raise SettingError(
+            f"{name}: {error}; fix the file, or point the setting at {settings.task.name} data"
+        ) from None
+
+
+# Run with swift's interpreter.  With -c, sys.path[0] is the cwd: drop it so a ./swift checkout cannot shadow
+# the installed package.  A broken CUDA install raises more than ImportError.
+PROBE = """
+import importlib, json, sys
+if sys.path[:1] == [""]:
+    del sys.path[0]
+found = {}
+for name in sys.argv[1:]:
+    try:
+        module = importlib.import_module(name)
+    except Exception as e:
+        found[name] = [False, type(e).__name__ + ": " + (str(e).strip().splitlines() or [""])[0]]
+    else:
+        found[name] = [True, getattr(module, "__version__", "(no version)")]
+print("@@" + json.dumps(found))
+"""
+
+
+def _run(argv: list[str], what: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SettingError(f"cannot run {what}: {error}") from None
+
+
+def check_host(plan: Plan, console: Console) -> str:
+    """The GPUs, the imports of swift's interpreter (returned) and the ports of this host."""
+    settings = plan.settings
+    gpus = {setting.name: values for setting, values in ((settings.layout.rollout_gpus, settings.rollout_gpus),
+                                                          (settings.layout.train_gpus, settings.train_gpus)) if setting}
+    if gpus:
+        check_gpus(gpus)
+    use_vllm = plan.rollout is not None or (plan.flags.value("use_vllm") or "").lower() in ("true", "1")
+    modules = ["vllm"] * use_vllm + ["deepspeed"] * bool(plan.flags.value("deepspeed"))
+    loggers = {name: f"REPORT_TO={name}" for name in ("wandb", "swanlab") if name in (plan.flags.values("report_to")
+                                                                                     or [])}  # fmt: skip
+    python = check_swift([*modules, *loggers], loggers, settings.repo, console)
+    for port in settings.layout.ports:
+        # Only node rank 0 hosts torchrun's rendezvous store.
+        if port.bound and (port.name != "MASTER_PORT" or settings.node_rank == 0):
+            check_port(port.name, settings.port(port.name), port.reuse, port.what)
+    return python
+
+
+def check_gpus(requested: Mapping[str, Iterable[str]]) -> None:
+    """Every GPU of every ``SETTING: gpus`` is one nvidia-smi reports: an index among its indices
+    (nvidia-smi ignores CUDA_VISIBLE_DEVICES), an id the prefix of one of its GPU or MIG UUIDs."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        raise SettingError(
+            "nvidia-smi not found on PATH: no NVIDIA driver here? (DRY_RUN=1 prints the commands without GPU checks)"
+        )
+    listed = _run([smi, "--query-gpu=index", "--format=csv,noheader"], "nvidia-smi")
+    if listed.returncode:
+        raise SettingError(f"nvidia-smi failed: {((listed.stderr or listed.stdout).strip().splitlines() or [''])[0]}")
+    indices = [line.strip() for line in listed.stdout.splitlines() if line.strip().isdigit()]
+    if not indices:
+        raise SettingError("nvidia-smi lists no GPUs")
+    uuids = re.findall(r"UUID: ([^)\s]+)", _run([smi, "-L"], "nvidia-smi -L").stdout)
+    for name, gpus in requested.items():
+        value = ",".join(gpus)
+        for gpu in gpus:
+            if gpu.isdigit() and gpu not in indices:
+                raise SettingError(
+                    f"{name}={value} needs GPU {gpu} but nvidia-smi lists {len(indices)} GPU(s): {','.join(indices)}"
+                )
+            if not gpu.isdigit() and not any(uuid.startswith(gpu) for uuid in uuids):
+                raise SettingError(
+                    f"{name}={value} needs {gpu} but no GPU or MIG device of nvidia-smi -L has that UUID"
+                )
+
+
+def swift_interpreter() -> tuple[str, str]:
+    """``(swift, python)``: the `swift` on PATH and the interpreter that runs it.
+
+    That is this interpreter when swift sits beside it (the same venv), else the python beside swift (its venv's
+    or conda env's), else this one; :func:`check_swift` then proves it imports swift.
+    """
+    swift = shutil.which("swift")
+    if swift is None:
+        raise SettingError("swift not found on PATH: install ms-swift 4.x (pip install 'ms-swift>=4,<5')")
+    folder = Path(swift).parent
+    if Path(sys.executable).parent == folder:
+        return swift, sys.executable
+    beside = [folder / name for name in ("python3", "python") if os.access(folder / name, os.X_OK)]
+    return swift, str(beside[0]) if beside else sys.executable
+
+
+def check_swift(modules: Iterable[str], extras: Mapping[str, str], repo: Path, console: Console) -> str:
+    """Import ms-swift 4.x and ``modules`` (vllm, deepspeed, a logger) with swift's interpreter; return it.
+
+    ms-swift 4.6 declares neither vLLM nor DeepSpeed: without vllm `swift rollout` swallows the ImportError
+    (swift/pipelines/infer/rollout.py) and fails later with a NameError, and --deepspeed fails in
+    require_version('deepspeed') (swift/arguments/sft_args.py) after the model download.  ``extras`` maps a
+    module to the setting that needs it (REPORT_TO=wandb); the others come with the package's [gpu] extra.
+    """
+    swift, python = swift_interpreter()
+    modules = list(dict.fromkeys(modules))
+    result = _run([python, "-c", PROBE, "swift", *modules], python)
+    line = next((line for line in result.stdout.splitlines() if line.startswith("@@")), None)
+    if line is None:
+        raise SettingError(f"cannot run {python} (the interpreter of {swift}) to import swift {' '.join(modules)}")
+    found = json.loads(line[2:])
+    ok, version = found.pop("swift")
+    if not ok:
+        raise SettingError(
+            f"cannot import swift with {python} (the interpreter of {swift}): broken ms-swift install? ({version})"
+        )
+    if version.split(".")[0] != "4":
+        raise SettingError(
+            f"ms-swift {version} found ({swift}); these recipes need ms-swift 4.x (pip install 'ms-swift>=4,<5')"
+        )
+    console.note(f"ms-swift {version} ({swift})")
+    for name, (ok, detail) in found.items():
+        if not ok and name in extras:
+            raise SettingError(
+                f"{extras[name]} needs {name}, which does not import with {python} (the interpreter of swift): "
+                f"{detail}; pip install {name} there, or choose another {extras[name].split('=')[0]}"
+            )
+    failed = [f"{name}: {detail}" for name, (ok, detail) in found.items() if not ok]
+    if failed:
+        raise SettingError(
+            f"cannot import {'; '.join(failed)} with {python} (the interpreter of swift); install the GPU extra "
+            f"there: pip install -e '{repo}[gpu]' (after the torch build vLLM needs)"
+        )
+    if found:
+        console.note(", ".join(f"{name} {version}" for name, (_, version) in found.items()) + f" ({python})")
+    return python
+
+
+def port_is_free(port: int, reuse: bool) -> bool:
+    """Whether ``port`` is bindable on all interfaces.
+
+    ``reuse=False`` binds like ms-swift's find_free_port (no SO_REUSEADDR): `swift rollout` calls it on --port
+    and silently moves to another port when the bind fails, even for sockets in TIME_WAIT, and the trainer
+    would then talk to the wrong port.  ``reuse=True`` is for listeners that set SO_REUSEADDR (torch's
+    TCPStore: the NCCL group, torchrun).
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("", port))
+        except OSError:
+            return False
+    return True
+
+
+def check_port(name: str, port: int, reuse: bool, what: str) -> None:
+    """The port setting ``name`` must be free."""
+    if not port_is_free(port, reuse):
+        raise SettingError(f"{name}={port} is already in use on this host ({what}); free it or choose another {name}")
