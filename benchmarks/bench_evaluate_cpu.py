@@ -1,18 +1,18 @@
-"""Held-out evaluation speed on CPU: ``python -m swift_plugins evaluate`` at several batch sizes.
+"""Held-out evaluation on CPU: ``python -m swift_plugins evaluate`` through transformers and through vLLM.
 
-Each batch size evaluates the same puzzles with the same model (greedy, 76 new tokens, as the demo);
-the sizes run in turn, round after round, so the machine's drift hits them alike. The ratio is against
-the default batch size (64), measured in the same run. Two clocks for the whole command, start-up
-(loading swift and the model) included: CPU seconds of the command and its children (what it costs,
-nearly blind to other programs on a shared machine) and wall seconds (what a user waits).
+Each variant evaluates the same puzzles with the same model (greedy, 76 new tokens, as the demo), the whole command
+timed, start-up included (loading swift and the model; vLLM's engine start and compilation): CPU seconds of the
+command and its children, and wall seconds. The baseline is transformers in float32 at the demo's batch of 50,
+measured in the same run; every variant's answers are compared with the baseline's, puzzle by puzzle.
 
-    python benchmarks/bench_evaluate_cpu.py output/cpu_demo/sft/v0-<time>/checkpoint-36 \\
-        --data output/cpu_demo/data/puzzles.test.jsonl --batch-sizes 64 32 100 200 --rounds 1
+    python benchmarks/bench_evaluate_cpu.py output/cpu_demo/sft/checkpoint-36 \\
+        --data output/cpu_demo/data/puzzles.test.jsonl --variants vllm-float32 vllm-bfloat16
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -21,8 +21,15 @@ import tempfile
 import time
 from pathlib import Path
 
-BASELINE = 64
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+# name -> (evaluate's --backend, the dtype swift infer loads the model in)
+VARIANTS = {
+    "transformers-float32": ("transformers", "float32"),
+    "vllm-float32": ("vllm", "float32"),
+    "vllm-bfloat16": ("vllm", "bfloat16"),
+    "transformers-bfloat16": ("transformers", "bfloat16"),
+}
+BASELINE = "transformers-float32"
 
 
 def _children_cpu() -> float:
@@ -30,16 +37,25 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def evaluate_seconds(model: str, data: Path, batch_size: int, out: Path) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) of one ``evaluate`` command."""
+def run_variant(name: str, model: str, data: Path, out: Path, batch_size: int) -> dict:
+    """CPU and wall seconds of one ``evaluate`` command, its accuracy, and its answers by puzzle."""
+    backend, dtype = VARIANTS[name]
     command = [sys.executable, "-m", "swift_plugins", "evaluate", model, "--task", "countdown", "--data", str(data),
-               "--out", str(out), "--max-new-tokens", "76", "--batch-size", str(batch_size), "--quiet", "--",
-               "--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32"]  # fmt: skip
+               "--out", str(out), "--max-new-tokens", "76", "--batch-size", str(batch_size), "--backend", backend,
+               "--quiet", "--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", dtype]  # fmt: skip
     started, cpu = time.monotonic(), _children_cpu()
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **OFFLINE})
     if result.returncode != 0:
-        sys.exit(f"bench_evaluate_cpu: evaluate --batch-size {batch_size} failed: {result.stderr[-500:]}")
-    return _children_cpu() - cpu, time.monotonic() - started
+        sys.exit(f"bench_evaluate_cpu: {name} failed: {result.stderr[-800:]}")
+    cpu, wall = _children_cpu() - cpu, time.monotonic() - started
+    answers = {}
+    for line in (out / "results.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        prompt = next(m["content"] for m in row["messages"] if m["role"] == "user")
+        answers[prompt] = row["response"]
+    accuracy = json.loads((out / "score.json").read_text())["accuracy"]
+    print(f"{name}: {cpu:.0f} CPU-s, {wall:.0f} s, accuracy {accuracy:.1%}", file=sys.stderr)
+    return {"cpu_seconds": cpu, "seconds": wall, "accuracy": accuracy, "answers": answers}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -47,29 +63,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("model", help="a model folder or checkpoint (the demo's SFT checkpoint answers like GRPO's)")
     parser.add_argument("--data", type=Path, required=True, help="held-out puzzles (puzzles.test.jsonl)")
     parser.add_argument("--puzzles", type=int, default=200, help="evaluate the first N puzzles of --data")
-    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[BASELINE, 32, 100, 200])
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=50, help="transformers' batch (the demo's: 50)")
+    variants = [name for name in VARIANTS if name != BASELINE]
+    parser.add_argument("--variants", nargs="+", choices=variants, default=variants[:2])
     args = parser.parse_args(argv)
-    sizes = [BASELINE, *(size for size in args.batch_sizes if size != BASELINE)]
-    seconds: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
+    results = {}
     with tempfile.TemporaryDirectory() as scratch:
         data = Path(scratch) / "puzzles.jsonl"
         data.write_text("".join(args.data.read_text().splitlines(keepends=True)[: args.puzzles]))
-        for round_index in range(args.rounds):
-            for size in sizes:
-                seconds[size].append(evaluate_seconds(args.model, data, size, Path(scratch) / f"eval-{size}"))
-                cpu, wall = seconds[size][-1]
-                print(f"round {round_index + 1}: batch {size}: {cpu:.0f} CPU-s, {wall:.0f} s", file=sys.stderr)
-
-    def mean(size: int, clock: int) -> float:
-        return sum(times[clock] for times in seconds[size]) / len(seconds[size])
-
-    print(f"{args.puzzles} puzzles, mean of {args.rounds} round(s); speed = the batch-{BASELINE} time / this time")
-    print("| batch size | CPU seconds | speed (CPU) | wall seconds | speed (wall) |")
-    print("|---|---|---|---|---|")
-    for size in sizes:
-        cpu, wall = mean(size, 0), mean(size, 1)
-        print(f"| {size} | {cpu:.0f} | {mean(BASELINE, 0) / cpu:.2f}x | {wall:.0f} | {mean(BASELINE, 1) / wall:.2f}x |")
+        for name in [BASELINE, *args.variants]:
+            results[name] = run_variant(name, args.model, data, Path(scratch) / name, args.batch_size)
+    base = results[BASELINE]
+    print(f"{args.puzzles} puzzles; speed = the baseline's seconds / this variant's, start-up included")
+    print("| variant | CPU seconds | speed (CPU) | wall seconds | speed (wall) | accuracy "
+          "| answers unlike the baseline |")
+    print("|---|---|---|---|---|---|---|")
+    for name, r in results.items():
+        changed = sum(r["answers"][prompt] != answer for prompt, answer in base["answers"].items())
+        print(f"| {name} | {r['cpu_seconds']:.0f} | {base['cpu_seconds'] / r['cpu_seconds']:.2f}x | {r['seconds']:.0f} "
+              f"| {base['seconds'] / r['seconds']:.2f}x | {r['accuracy']:.1%} | {changed} of {len(base['answers'])} |")
 
 
 if __name__ == "__main__":

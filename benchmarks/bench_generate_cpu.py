@@ -31,8 +31,8 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from swift_plugins.countdown.data import COUNTDOWN
+from swift_plugins.countdown.data import SYSTEM_PROMPT as COUNTDOWN_SYSTEM
 from swift_plugins.countdown.generator import CountdownConfig, generate
-from swift_plugins.launch.presets import COUNTDOWN_SYSTEM
 
 VARIANTS = ("float32", "bf16-autocast", "bf16-weights", "no-system")
 NUM_GENERATIONS = 8  # completions per prompt, as the demo's GRPO
