@@ -87,10 +87,11 @@ def is_complete(checkpoint: Path) -> bool:
 
 
 def newest_checkpoint(folder: Path) -> Path | None:
-    """The complete ``folder/v*-*/checkpoint-N`` with the highest N (the most recent on a tie), or None."""
+    """The complete ``checkpoint-N`` with the highest N (the most recent on a tie) in ``folder``'s ms-swift version
+    folders (``v*-*/``) or, where swift ran with ``--add_version false``, in ``folder`` itself; None if none."""
     found = [
         (int(path.name.rsplit("-", 1)[1]), path.stat().st_mtime, path)
-        for path in folder.glob("v*-*/checkpoint-*")
+        for path in [*folder.glob("v*-*/checkpoint-*"), *folder.glob("checkpoint-*")]
         if path.name.rsplit("-", 1)[1].isdigit() and path.is_dir() and is_complete(path)
     ]
     return max(found, key=lambda item: item[:2])[2] if found else None
