@@ -80,9 +80,11 @@ def _quarter_means(steps: list[dict], key: str) -> tuple[float, float]:
     return (round(sum(r[key] for r in first) / len(first), 3), round(sum(r[key] for r in last) / len(last), 3))
 
 
-def run_setting(name: str, plan: DemoPlan, out: Path, budget: float, sft_eval: Path) -> dict:
+def run_setting(name: str, plan: DemoPlan, out: Path, budget: float) -> dict:
     """Train ``name`` until it has used ``budget`` CPU seconds, evaluate its newest checkpoint, pair it with SFT."""
     folder = out / name
+    if (folder / "measured.json").is_file():  # a finished run of an earlier invocation: evaluate and pair again
+        return _finish(name, plan, folder, **json.loads((folder / "measured.json").read_text()))
     # Until the budget is spent: a checkpoint every 4 steps (the last 2 kept); the demo's rate is constant.
     extra = [*SETTINGS[name][1], "--max_steps", "1000", "--save_steps", "4", "--save_total_limit", "2"]
     command = grpo_command(replace(plan, vllm=name != "today"), output_dir=folder / "grpo", extra=extra)
@@ -98,28 +100,34 @@ def run_setting(name: str, plan: DemoPlan, out: Path, budget: float, sft_eval: P
         if process.poll() is None:
             os.killpg(process.pid, 9)
         process.wait()
-    checkpoint = newest_checkpoint(folder / "grpo")
-    if checkpoint is None:
+    if newest_checkpoint(folder / "grpo") is None:
         return {"setting": name, "failed": f"no checkpoint within the budget (status {process.returncode})"}
-    steps = _steps(checkpoint.parent)[: int(checkpoint.name.rsplit("-", 1)[1])]
+    (folder / "measured.json").write_text(json.dumps({"seconds": seconds, "cpu": cpu}))
+    return _finish(name, plan, folder, seconds, cpu)
+
+
+def _finish(name: str, plan: DemoPlan, folder: Path, seconds: float, cpu: float) -> dict:
+    """Evaluate the newest checkpoint of ``name``'s run on the held-out puzzles and pair it with SFT's evaluation."""
+    checkpoint, ran = newest_checkpoint(folder / "grpo"), _steps(folder / "grpo")
+    steps = ran[: int(checkpoint.name.rsplit("-", 1)[1])]  # the evaluated checkpoint's
     evaluation = folder / "eval"
     evaluate = plan.evaluate_command(checkpoint, evaluation)
     subprocess.run(evaluate.argv, env=evaluate.environment(os.environ), check=True, stdout=subprocess.DEVNULL)
-    table = compare({"sft": sft_eval, name: evaluation})
-    stage, change = table["stages"][1], table["changes"][0]
+    table = compare({"sft": plan.output_dir / "eval" / "sft", name: evaluation})
+    stage, change = table["stages"][name], table["changes"][f"{name} - sft"]["accuracy"]
     return {
         "setting": name,
         "changes": SETTINGS[name][0],
         "steps": len(steps),
         "seconds": round(seconds),
         "cpu_seconds": round(cpu),
-        "seconds_per_step": round(seconds / max(len(steps), 1), 1),
-        "cpu_seconds_per_step": round(cpu / max(len(steps), 1), 1),
+        "seconds_per_step": round(seconds / max(len(ran), 1), 1),  # every step run within the budget
+        "cpu_seconds_per_step": round(cpu / max(len(ran), 1), 1),
         "completions": sum(int(plan.completions_per_step(SETTINGS[name][1])) for _ in steps),
         "accuracy": stage["accuracy"],
         "correct": stage["correct"],
-        "change": change["accuracy"]["difference"],
-        "interval": change["accuracy"]["interval"],
+        "change": change["difference"],
+        "interval": change["ci95"],
         "reward_first_last_quarter": _quarter_means(steps, ACCURACY),
         "zero_spread_groups": round(sum(r.get("frac_reward_zero_std", 0) for r in steps) / max(len(steps), 1), 2),
     }
@@ -157,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
     budget = args.minutes * 60 * (os.cpu_count() or 1)
     results = []
     for name in dict.fromkeys(["today", *args.settings]):
-        results.append(run_setting(name, plan, args.out, budget, args.demo_dir / "eval" / "sft"))
+        results.append(run_setting(name, plan, args.out, budget))
         print(format_table(results[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
         summary = {"minutes": args.minutes, "results": results, "table": format_table(results)}
         (args.out / "bench_grpo_cpu.json").write_text(json.dumps(summary, indent=2) + "\n")
