@@ -1,18 +1,33 @@
-"""Shared fixtures: the repository root and small Countdown data files made by the package itself."""
+"""Shared fixtures: the repository root, small Countdown data files made by the package itself, the launcher's
+stand-in sandbox (tests/helpers.py)."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from swift_plugins.countdown.generator import CountdownConfig, generate
 
-REPO = Path(__file__).resolve().parents[1]
+from .helpers import REPO, Sandbox
 
 
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="module")
+def plugin(repo):
+    """The plugin imported the way `--external_plugins swift_plugins/plugin.py` imports it (with the real swift)."""
+    from swift.utils import import_external_file
+
+    argv = sys.argv
+    sys.argv = ["swift", "rlhf"]
+    try:
+        return import_external_file(str(repo / "swift_plugins" / "plugin.py"))
+    finally:
+        sys.argv = argv
 
 
 @pytest.fixture(scope="session")
@@ -41,3 +56,11 @@ def smol_model(tmp_path_factory) -> Path:
     from swift_plugins.tools.smol_model import build_smol_model
 
     return build_smol_model(tmp_path_factory.mktemp("smol") / "model")
+
+
+@pytest.fixture
+def sandbox(tmp_path) -> Sandbox:
+    """The stand-ins on PATH, free ports, an output folder; every stand-in it started is gone afterwards."""
+    box = Sandbox(tmp_path)
+    yield box
+    box.cleanup()

@@ -2,7 +2,6 @@
 
 import json
 import shutil
-import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -10,7 +9,6 @@ import pytest
 from swift.dataset import load_dataset
 from swift.dataset.dataset_syntax import DatasetSyntax
 from swift.rewards import orms
-from swift.utils import import_external_file
 
 from swift_plugins.core.errors import DataError
 from swift_plugins.core.files import read_rows
@@ -19,17 +17,6 @@ from swift_plugins.gsm8k.swift_adapter import Gsm8kPreprocessor, register_files
 
 FIXTURES = "tests/fixtures/gsm8k"
 FINAL_ANSWERS = ["24", "1000", "4690", "-5", "10.5", "17", "10", "80"]  # of train.jsonl, read by hand
-
-
-@pytest.fixture(scope="module")
-def plugin(repo):
-    """The plugin imported the way `--external_plugins swift_plugins/plugin.py` imports it."""
-    argv = sys.argv
-    sys.argv = ["swift", "rlhf"]
-    try:
-        return import_external_file(str(repo / "swift_plugins" / "plugin.py"))
-    finally:
-        sys.argv = argv
 
 
 @pytest.fixture

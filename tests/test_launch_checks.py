@@ -1,31 +1,39 @@
-"""Unit tests of swift_plugins.launch.plan_checks and host_checks (ms-swift's batch arithmetic is checked against
-ms-swift itself in tests/test_launchers.py::test_flags_parse_with_installed_ms_swift, in the one swift import)."""
+"""Unit tests of swift_plugins.launch.checks (ms-swift's batch arithmetic is checked against ms-swift itself in
+tests/test_launchers.py::test_flags_parse_with_installed_ms_swift, in the one swift import)."""
 
-import io
 import os
-import socket
 import sys
 from pathlib import Path
 
 import pytest
 
-from swift_plugins.launch.commands import server_commands
-from swift_plugins.launch.console import Console
+from swift_plugins.launch.checks import (
+    check_batches,
+    check_gpus,
+    check_host,
+    check_plan,
+    check_port,
+    port_is_free,
+    swift_interpreter,
+)
+from swift_plugins.launch.commands import Command, Plan
 from swift_plugins.launch.flags import Flags
-from swift_plugins.launch.host_checks import check_gpus, check_ports, port_is_free, swift_interpreter
-from swift_plugins.launch.plan_checks import check_batches, check_lengths, check_plan, check_report_to
-from swift_plugins.launch.settings import SettingError, Settings
+from swift_plugins.launch.settings import SettingError
+from swift_plugins.tasks import task_named
 
-REPO = Path(__file__).resolve().parents[1]
-STAND_INS = REPO / "tests" / "stand_ins"
+from . import helpers
+from .helpers import REPO, STAND_INS, busy_port
+
+PRESET = task_named("countdown").preset
+LENGTHS = Flags(PRESET.args)
+PROMPT, COMPLETION = int(LENGTHS.value("max_length")), int(LENGTHS.value("max_completion_length"))
+GLOBAL_BATCH = 2 * int(Flags(PRESET.server_args).value("per_device_train_batch_size"))  # 2 training GPUs
 
 
 def plan(tmp_path, extra=(), **env):
-    s = Settings.from_env("countdown_3gpu", {"OUTPUT_DIR": str(tmp_path / "out"), **env}, REPO)
-    rollout, trainer = server_commands(s, list(extra))
-    console = Console("t.sh", io.StringIO())
-    check_plan(s, trainer, rollout, set(Flags(list(extra)).names()), console)
-    return console.stream.getvalue()
+    said = helpers.console()
+    check_plan(helpers.plan("countdown_3gpu", extra, said, REPO, OUTPUT_DIR=str(tmp_path / "out"), **env), said)
+    return said.stream.getvalue()
 
 
 def test_the_recipe_defaults_pass(tmp_path):
@@ -35,29 +43,39 @@ def test_the_recipe_defaults_pass(tmp_path):
 @pytest.mark.parametrize(
     "extra, env, words",
     [
-        (["--num_generations", "7"], {}, "--num_generations 7 does not divide the 128 completions"),
+        (["--num_generations", "7"], {},
+         f"--num_generations 7 does not divide the {PRESET.reference_completions} completions"),
         (["--per_device_eval_batch_size", "3"], {}, "global eval batch 2 x --per_device_eval_batch_size 3"),
-        (["--generation_batch_size", "100"], {}, "multiple of the global batch 16"),
-        ([], {"VLLM_MAX_MODEL_LEN": "100"}, r"VLLM_MAX_MODEL_LEN=100 .* \(3072 tokens\)"),
-        (["--max_completion_length", "4000"], {}, "set VLLM_MAX_MODEL_LEN=6048 or more"),
+        (["--generation_batch_size", "100"], {}, f"multiple of the global batch {GLOBAL_BATCH}"),
+        ([], {"VLLM_MAX_MODEL_LEN": "100"}, rf"VLLM_MAX_MODEL_LEN=100 .* \({PROMPT + COMPLETION} tokens\)"),
+        (["--max_completion_length", "4000"], {}, f"set VLLM_MAX_MODEL_LEN={PROMPT + 4000} or more"),
+        (["--generation_batch_size", str(GLOBAL_BATCH), "--steps_per_generation", "2"], {},
+         f"must equal per_device_train_batch_size x processes x steps_per_generation = {2 * GLOBAL_BATCH}"),
         ([], {"REPORT_TO": "foo"}, "REPORT_TO=foo is not a logger"),
         (["--report_to", "tensorboard", "foo"], {}, "--report_to foo"),
         ([], {"MODEL": "/nonexistent"}, "MODEL=/nonexistent: no such folder"),
         ([], {"DATASET": "/nonexistent.jsonl#100"}, "DATASET=/nonexistent.jsonl#100: no such file"),
         (["--val_dataset", "./nope.jsonl"], {}, "--val_dataset ./nope.jsonl: no such file"),
     ],
-)
+)  # fmt: skip
 def test_what_would_fail_later_is_refused_now(tmp_path, extra, env, words):
     with pytest.raises(SettingError, match=words):
         plan(tmp_path, extra, **env)
 
 
+def test_a_missing_plugin_is_refused(tmp_path):
+    with pytest.raises(SettingError, match=f"plugin not found: {tmp_path}/swift_plugins/plugin.py"):
+        check_plan(helpers.plan(repo=tmp_path), helpers.console())
+
+
 def test_eval_batch_is_free_when_nothing_is_evaluated():
     flags = Flags(["--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "8",
                    "--per_device_eval_batch_size", "3", "--eval_strategy", "no"])  # fmt: skip
-    check_batches(flags, 2, set())
-    check_lengths(Flags(["--max_length", "10"]), Flags([]), 4096)  # no model length given: nothing to compare
-    check_report_to(Flags(["--report_to", "wandb", "swanlab"]), set())
+    check_batches(flags, 2)
+    # no model length given: nothing to compare; two loggers transformers knows
+    trainer = Command("trainer", (), ("swift", "rlhf"), "/l")
+    flags = Flags(["--max_length", "10", "--num_generations", "1", "--report_to", "wandb", "swanlab"])
+    check_plan(Plan(helpers.settings(repo=REPO), None, trainer, flags, frozenset()), helpers.console())
 
 
 def test_local_rows_are_checked_with_the_task_rules(tmp_path):
@@ -71,20 +89,17 @@ def test_local_rows_are_checked_with_the_task_rules(tmp_path):
     gsm8k.write_text('[{"question": "q", "answer": "no marker"}]')
     with pytest.raises(SettingError, match="needs columns 'nums' and 'target'"):
         plan(tmp_path, DATASET=str(gsm8k))
-    s = Settings.from_env("gsm8k_1gpu", {"OUTPUT_DIR": str(tmp_path), "DATASET": str(gsm8k)}, REPO)
+    gsm8k_plan = helpers.plan("gsm8k_1gpu", repo=REPO, OUTPUT_DIR=str(tmp_path), DATASET=str(gsm8k))
     with pytest.raises(SettingError, match=r"gsm8k.json: row 0: .*#### N"):
-        check_plan(s, server_commands(s, [])[1], None, set(), Console("t", io.StringIO()))
+        check_plan(gsm8k_plan, helpers.console())
 
 
-def test_ports(monkeypatch):
-    with socket.socket() as busy:
-        busy.bind(("", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
+def test_ports():
+    with busy_port() as port:
         assert not port_is_free(port, reuse=False) and not port_is_free(port, reuse=True)
         with pytest.raises(SettingError, match=f"MASTER_PORT={port} is already in use on this host"):
-            check_ports([("MASTER_PORT", port, True, "torchrun's rendezvous port")])
-    check_ports([("MASTER_PORT", port, True, "torchrun's rendezvous port")])
+            check_port("MASTER_PORT", port, True, "torchrun's rendezvous port")
+    check_port("MASTER_PORT", port, True, "torchrun's rendezvous port")
 
 
 def test_gpus_come_from_nvidia_smi(monkeypatch):
@@ -102,6 +117,21 @@ def test_gpus_come_from_nvidia_smi(monkeypatch):
         check_gpus({"GPU": ("0",)})
 
 
+def test_the_cpu_layout_needs_no_gpu_and_no_deepspeed(sandbox):
+    (sandbox.bin / "nvidia-smi").unlink()  # a laptop
+    cpu = helpers.plan("countdown_cpu_smoke", repo=REPO, MASTER_PORT=sandbox.env["MASTER_PORT"])
+    said = helpers.console()
+    with sandbox.environment(FAKE_DEEPSPEED="missing"):
+        assert check_host(cpu, said) == str(sandbox.bin / "python3")
+        with busy_port() as port:
+            busy_master = helpers.plan("countdown_cpu_smoke", repo=REPO, MASTER_PORT=str(port))
+            with pytest.raises(SettingError, match=f"MASTER_PORT={port} is already in use"):
+                check_host(busy_master, helpers.console())
+    with sandbox.environment(FAKE_VLLM="missing"), pytest.raises(SettingError, match="cannot import vllm"):
+        check_host(cpu, helpers.console())
+    assert said.stream.getvalue().splitlines()[-1] == f"t.sh: vllm 0.11.0 ({sandbox.bin / 'python3'})"
+
+
 def test_swift_interpreter_is_the_python_of_swifts_environment(tmp_path, monkeypatch):
     venv = tmp_path / "venv" / "bin"
     venv.mkdir(parents=True)
@@ -113,9 +143,9 @@ def test_swift_interpreter_is_the_python_of_swifts_environment(tmp_path, monkeyp
     (venv / "python3").unlink()  # e.g. ~/.local/bin/swift: the launcher's own python, proven by importing swift
     assert swift_interpreter() == (str(venv / "swift"), sys.executable)
     here = Path(sys.executable).parent
-    if os.access(here / "swift", os.X_OK):  # swift in the launcher's own venv: this very interpreter
-        monkeypatch.setenv("PATH", str(here))
-        assert swift_interpreter()[1] == sys.executable
+    assert os.access(here / "swift", os.X_OK), "ms-swift's `swift` belongs beside this interpreter (make install)"
+    monkeypatch.setenv("PATH", str(here))  # swift in the launcher's own venv: this very interpreter
+    assert swift_interpreter() == (str(here / "swift"), sys.executable)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SettingError, match="swift not found on PATH"):
         swift_interpreter()

@@ -1,17 +1,21 @@
-"""Unit tests of swift_plugins.launch.processes: whole trees stopped, TERM then KILL, health without proxies."""
+"""Unit tests of swift_plugins.core.processes and launch.processes: whole trees stopped, TERM then KILL, health without
+proxies, a trainer's log followed."""
 
 import http.server
-import io
 import os
+import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
-from swift_plugins.launch.console import Console
-from swift_plugins.launch.processes import Children, LaunchError, live_tree, wait_for_health
+from swift_plugins.core.errors import LaunchError
+from swift_plugins.core.processes import Children, Interrupted, live_tree
+from swift_plugins.launch.processes import follow_trainer, show_tail, wait_for_health
+
+from . import helpers
+from .helpers import kept_signal_handlers, wait_until
 
 # A child that starts a grandchild in a session of its own (as torchrun does with its workers), then waits.
 TREE = """
@@ -25,32 +29,40 @@ IGNORES_TERM = (
 )
 
 
-def wait_for_text(path, text, timeout=10):
-    deadline = time.monotonic() + timeout
-    while text not in path.read_text() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert text in path.read_text()
+@pytest.fixture(autouse=True)
+def _signal_handlers():
+    with kept_signal_handlers():  # Children take SIGINT/SIGTERM/SIGHUP over and keep them
+        yield
 
 
 def test_stop_ends_the_whole_tree_with_term(tmp_path):
     log = tmp_path / "tree.log"
-    console = Console("t.sh", io.StringIO())
-    with Children(console, grace=5) as children:
+    said = helpers.console()
+    with Children(said, grace=5) as children:
         root = children.start_process([sys.executable, "-c", TREE], dict(os.environ), log)
-        wait_for_text(log, "started")
+        assert wait_until(lambda: "started" in log.read_text(), 10)
         tree = live_tree({root.pid})
         assert len(tree) == 2 and root.pid in tree
     assert not live_tree(tree)
-    assert "sending SIGKILL" not in console.stream.getvalue()
+    assert "sending SIGKILL" not in said.stream.getvalue()
 
 
 def test_kill_after_the_grace_period(tmp_path):
     log = tmp_path / "stubborn.log"
-    console = Console("t.sh", io.StringIO())
-    with Children(console, grace=1) as children:
+    said = helpers.console()
+    with Children(said, grace=1) as children:
         stubborn = children.start_process([sys.executable, "-c", IGNORES_TERM], None, log)
-        wait_for_text(log, "ready")
-    assert stubborn.returncode == -9 and "sending SIGKILL" in console.stream.getvalue()
+        assert wait_until(lambda: "ready" in log.read_text(), 10)
+    assert stubborn.returncode == -9 and "sending SIGKILL" in said.stream.getvalue()
+
+
+def test_a_stop_signal_is_an_interrupt_with_the_shells_status():
+    stop = Interrupted(signal.SIGTERM)
+    assert isinstance(stop, KeyboardInterrupt) and (stop.status, str(stop)) == (143, "SIGTERM")
+    with Children(helpers.console(), grace=1), pytest.raises(Interrupted) as caught:
+        os.kill(os.getpid(), signal.SIGINT)
+        wait_until(lambda: False, 5)  # the handler raises while this waits
+    assert caught.value.status == 130
 
 
 class Health(http.server.BaseHTTPRequestHandler):
@@ -71,22 +83,41 @@ def test_health_wait_bypasses_proxies(monkeypatch):
         monkeypatch.setenv(name, f"http://127.0.0.1:{dead.server_address[1]}")
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
-    console = Console("t.sh", io.StringIO())
+    said = helpers.console()
     try:
-        wait_for_health(f"http://127.0.0.1:{server.server_address[1]}/health/", 5, None, None, 40, console)
+        wait_for_health(f"http://127.0.0.1:{server.server_address[1]}/health/", 5, None, None, 40, said)
     finally:
         server.shutdown()
-    assert "rollout server is healthy" in console.stream.getvalue()
+    assert "rollout server is healthy" in said.stream.getvalue()
 
 
 def test_health_wait_fails_when_the_server_exits_or_time_runs_out(tmp_path):
     log = tmp_path / "rollout.log"
     log.write_text("loading\nCUDA out of memory\n")
-    console = Console("t.sh", io.StringIO())
+    said = helpers.console()
     exited = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     exited.wait()
     with pytest.raises(LaunchError, match=r"exited \(status 3\) before it became healthy"):
-        wait_for_health("http://127.0.0.1:9/health/", 60, exited, log, 1, console)
-    assert "CUDA out of memory" in console.stream.getvalue() and "loading" not in console.stream.getvalue()
+        wait_for_health("http://127.0.0.1:9/health/", 60, exited, log, 1, said)
+    assert "CUDA out of memory" in said.stream.getvalue() and "loading" not in said.stream.getvalue()
     with pytest.raises(LaunchError, match="not healthy after 1s"):
-        wait_for_health("http://127.0.0.1:9/health/", 1, None, log, 1, console)
+        wait_for_health("http://127.0.0.1:9/health/", 1, None, log, 1, said)
+
+
+def test_the_trainers_log_reaches_stdout_and_its_status_is_returned(tmp_path, capsysbinary):
+    log = tmp_path / "train.log"
+    with log.open("wb") as output:
+        trainer = subprocess.Popen([sys.executable, "-c", "print('step 1'); raise SystemExit(7)"], stdout=output)
+    assert follow_trainer(trainer, log, None, tmp_path / "none.log", 40, helpers.console()) == 7
+    assert capsysbinary.readouterr().out == b"step 1\n"
+
+
+def test_a_log_tail_is_its_last_lines_between_markers(tmp_path):
+    log = tmp_path / "rollout.log"
+    log.write_text("one\ntwo\nthree\n")
+    said = helpers.console()
+    show_tail(log, "rollout server", 2, said)
+    show_tail(log, "rollout server", 0, said)  # LOG_TAIL_LINES=0: no tail
+    assert said.stream.getvalue() == (
+        f"t.sh: ---- last 2 lines of rollout server ({log}) ----\ntwo\nthree\nt.sh: ---- end of rollout server ----\n"
+    )

@@ -1,23 +1,28 @@
-"""Unit tests of swift_plugins.launch.settings and presets: the environment into validated settings."""
+"""Unit tests of swift_plugins.launch.settings and layouts, and the task presets they read: the environment into
+validated settings, the recipes as a table."""
 
-from pathlib import Path
+import re
 
 import pytest
 
-from swift_plugins.launch.presets import COUNTDOWN_SYSTEM, PRESETS
+from swift_plugins.countdown.data import SYSTEM_PROMPT
+from swift_plugins.launch.__main__ import PIPELINES, usage
+from swift_plugins.launch.flags import Flags
+from swift_plugins.launch.layouts import LAYOUTS, RECIPES, Recipe, recipe_named
 from swift_plugins.launch.settings import SettingError, Settings, parse_bool, parse_gpus, split_words
+from swift_plugins.tasks import NAMES, all_tasks, task_named
 
-REPO = Path("/repo")
+from .helpers import NO_REPO as REPO
+from .helpers import SHELL, settings
 
-
-def settings(recipe="countdown_3gpu", **env):
-    return Settings.from_env(recipe, {"OUTPUT_DIR": "/runs/a", **env}, REPO)
+GSM8K = task_named("gsm8k").preset
 
 
 @pytest.mark.parametrize("value, expected", [("1", True), ("yes", True), ("True", True), ("0", False), ("no", False),
                                              ("false", False), ("", False)])  # fmt: skip
 def test_booleans_take_exactly_the_yes_no_words(value, expected):
     assert parse_bool("SMOKE", value) is expected
+    assert settings("countdown_1gpu", DRY_RUN=value).dry_run is expected
 
 
 @pytest.mark.parametrize("value", ["y", "x", "2", "on", "off", "enable"])
@@ -49,7 +54,7 @@ def test_gpu_lists_and_the_inherited_assignment():
 
 def test_server_layout_defaults_and_refusals():
     s = settings()
-    assert (s.rollout_gpus, s.train_gpus, s.world_size, s.rollout_port) == (("2",), ("0", "1"), 2, 8000)
+    assert (s.rollout_gpus, s.train_gpus, s.world_size, s.port("ROLLOUT_PORT")) == (("2",), ("0", "1"), 2, 8000)
     assert s.vllm_gpu_memory_utilization == "0.9" and settings("countdown_1gpu").vllm_gpu_memory_utilization == "0.45"
     for env, words in [
         ({"ROLLOUT_GPU": "1"}, "share GPU 1"),
@@ -63,6 +68,31 @@ def test_server_layout_defaults_and_refusals():
     ]:
         with pytest.raises(SettingError, match=words):
             settings(**env)
+
+
+@pytest.mark.parametrize(
+    "recipe, env, ports",
+    [
+        ("countdown_3gpu", {}, {"ROLLOUT_PORT": 8000, "ROLLOUT_GROUP_PORT": 51216, "MASTER_PORT": 29500}),
+        ("gsm8k_3gpu", {}, {"ROLLOUT_PORT": 8000, "ROLLOUT_GROUP_PORT": 51216, "MASTER_PORT": 29500}),
+        ("countdown_1gpu", {}, {"MASTER_PORT": 29500}),
+        ("gsm8k_1gpu", {}, {"MASTER_PORT": 29500}),
+        ("countdown_multinode", {"ROLE": "rollout"}, {"ROLLOUT_PORT": 8000, "ROLLOUT_GROUP_PORT": 51216}),
+        ("countdown_multinode", {"ROLE": "train", "ROLLOUT_HOST": "g"},
+         {"ROLLOUT_PORT": 8000, "ROLLOUT_GROUP_PORT": 51216, "MASTER_PORT": 29500}),
+        ("countdown_cpu_smoke", {}, {"MASTER_PORT": 29500}),
+    ],
+)  # fmt: skip
+def test_port_defaults_of_each_recipe(recipe, env, ports):
+    assert dict(settings(recipe, **env).ports) == ports
+
+
+def test_a_training_node_may_reuse_the_rollout_hosts_port_numbers_but_not_twice():
+    # ROLLOUT_PORT and ROLLOUT_GROUP_PORT are bound on the rollout host, MASTER_PORT here: they may coincide.
+    node = dict(ROLE="train", ROLLOUT_HOST="g")
+    assert settings("countdown_multinode", **node, ROLLOUT_PORT="29500").port("MASTER_PORT") == 29500
+    with pytest.raises(SettingError, match="ROLLOUT_GROUP_PORT=8000 clashes with ROLLOUT_PORT"):
+        settings("countdown_multinode", **node, ROLLOUT_GROUP_PORT="8000")
 
 
 @pytest.mark.parametrize("recipe", ["countdown_3gpu", "countdown_multinode"])
@@ -79,6 +109,8 @@ def test_renamed_ports_are_refused_with_the_new_names(recipe):
 def test_multinode_roles():
     with pytest.raises(SettingError, match="set ROLE=rollout"):
         settings("countdown_multinode")
+    with pytest.raises(SettingError, match="ROLE='both' is neither rollout nor train"):
+        settings("countdown_multinode", ROLE="both")
     with pytest.raises(SettingError, match="ROLLOUT_HOST"):
         settings("countdown_multinode", ROLE="train")
     with pytest.raises(SettingError, match="MASTER_ADDR"):
@@ -88,18 +120,36 @@ def test_multinode_roles():
     with pytest.raises(SettingError, match="TASK='chess'"):
         settings("countdown_multinode", ROLE="train", ROLLOUT_HOST="g", TASK="chess")
     s = settings("countdown_multinode", ROLE="train", ROLLOUT_HOST="g", NNODES="2", MASTER_ADDR="n", TASK="gsm8k")
-    assert (s.world_size, s.task, s.model) == (16, "gsm8k", "Qwen/Qwen2.5-1.5B-Instruct")
+    assert (s.world_size, s.task.name, s.model) == (16, "gsm8k", GSM8K.model)
+    assert (s.record, settings("countdown_multinode", ROLE="train", ROLLOUT_HOST="g", NNODES="2", NODE_RANK="1",
+                               MASTER_ADDR="n").record) == ("commands-train-node0", "commands-train-node1")  # fmt: skip
     rollout = settings("countdown_multinode", ROLE="rollout", ROLLOUT_GPUS="0,1")
-    assert (rollout.rollout_gpus, rollout.rollout_host) == (("0", "1"), "0.0.0.0")
+    assert (rollout.rollout_gpus, rollout.rollout_host, rollout.record) == (("0", "1"), "0.0.0.0", "commands-rollout")
+    # the server binds every interface; the launcher asks it on loopback
+    assert rollout.health_url == "http://127.0.0.1:8000/health/"
+    assert settings("countdown_multinode", ROLE="train", ROLLOUT_HOST="fd00::1").health_url == (
+        "http://[fd00::1]:8000/health/"
+    )
 
 
 def test_output_dir_default_and_smoke():
     s = Settings.from_env("gsm8k_1gpu", {"SMOKE": "1"}, REPO)
     assert s.output_dir.parent == REPO / "output" and s.output_dir.name.startswith("gsm8k_1gpu-smoke-")
-    assert s.model == str(s.output_dir / "smoke" / "model") and s.dataset == "modelscope/gsm8k#64"
+    assert s.model == str(s.output_dir / "smoke" / "model") and s.dataset == GSM8K.smoke_data
     assert (s.vllm_max_model_len, s.report_to) == (1024, "none")
     c = settings("countdown_1gpu", SMOKE="yes")
     assert c.dataset == "/runs/a/smoke/data/train.jsonl" and c.val_dataset == "/runs/a/smoke/data/train.test.jsonl"
+    assert Settings.from_env("countdown_multinode", {"ROLE": "rollout"}, REPO).output_dir == (
+        REPO / "output" / "countdown_multinode"  # the same on every host
+    )
+
+
+def test_the_cpu_smoke_recipe_is_always_a_smoke_run_without_gpus():
+    s = Settings.from_env("countdown_cpu_smoke", {}, REPO)
+    assert s.smoke and re.fullmatch(r"countdown_cpu_smoke-\d{8}-\d{6}", s.output_dir.name)  # no "-smoke" added
+    assert (s.layout.name, s.rollout_gpus, s.train_gpus, s.world_size) == ("cpu", (), (), 1)
+    assert s.model == str(s.output_dir / "smoke" / "model") and s.dataset == str(s.output_dir / "smoke" / "data" /
+                                                                                 "train.jsonl")  # fmt: skip
 
 
 def test_split_words_keeps_quoted_values_and_refuses_an_open_quote():
@@ -108,11 +158,64 @@ def test_split_words_keeps_quoted_values_and_refuses_an_open_quote():
         split_words("ROLLOUT_ARGS", "--a 'b")
 
 
+def test_recipes_are_a_table_of_tasks_and_layouts():
+    assert recipe_named("countdown_multinode") == Recipe(None, ("rollout", "train"), shared_output=True)
+    assert recipe_named("countdown_cpu_smoke") == Recipe("countdown", ("cpu",), smoke=True)
+    for task in NAMES:
+        assert recipe_named(f"{task}_3gpu") == Recipe(task, ("server",))
+        assert recipe_named(f"{task}_1gpu") == Recipe(task, ("colocate",))
+        s = settings(f"{task}_1gpu")
+        preset = task_named(task).preset
+        assert (s.task.name, s.model, s.dataset) == (task, preset.model, preset.dataset)
+        assert (s.layout, s.train_gpus, s.script) == (LAYOUTS["colocate"], ("0",), f"{task}_1gpu.sh")
+    assert {layout for recipe in RECIPES.values() for layout in recipe.layouts} | {"server", "colocate"} == set(LAYOUTS)
+
+
+@pytest.mark.parametrize("name", ["countdown_2gpu", "chess_1gpu", "countdown", "1gpu", "countdown_demo"])
+def test_an_unknown_recipe_is_refused_naming_the_recipes(name):
+    with pytest.raises(SettingError) as refused:
+        recipe_named(name)
+    known = [*RECIPES, *(f"{task}_{suffix}" for task in NAMES for suffix in ("3gpu", "1gpu"))]
+    assert str(refused.value) == f"{name}: no such recipe; the recipes are {', '.join(known)}"
+
+
+def test_every_entry_script_is_a_recipe_and_every_fixed_recipe_has_one():
+    scripts = {path.stem for path in SHELL.glob("*.sh")}
+    assert set(PIPELINES) | set(RECIPES) <= scripts
+    for name in scripts - set(PIPELINES):
+        recipe_named(name)  # raises for a script the launcher does not know
+    for task in NAMES:
+        assert {f"{task}_3gpu", f"{task}_1gpu"} <= scripts
+
+
+@pytest.mark.parametrize("recipe", [f"{task}_{suffix}" for task in NAMES for suffix in ("3gpu", "1gpu")])
+def test_help_gives_the_defaults_the_launcher_uses(recipe):
+    # `#   NAME   default   ...` lines of the script's usage text against the settings of an empty environment
+    s = Settings.from_env(recipe, {}, REPO)
+    values = {
+        "MODEL": s.model, "DATASET": s.dataset, "VLLM_MAX_MODEL_LEN": str(s.vllm_max_model_len),
+        "VLLM_GPU_MEMORY_UTILIZATION": s.vllm_gpu_memory_utilization, "REPORT_TO": s.report_to,
+        "ROLLOUT_TIMEOUT": str(s.rollout_timeout), "STOP_GRACE_SECONDS": str(s.stop_grace),
+        "ROLLOUT_GPU": ",".join(s.rollout_gpus), "TRAIN_GPUS": ",".join(s.train_gpus), "GPU": ",".join(s.train_gpus),
+        **{name: str(port) for name, port in s.ports},
+    }  # fmt: skip
+    documented = dict(re.findall(r"^  ([A-Z_]+) +(\S+)", usage(recipe), re.M))
+    compared = {name: documented[name] for name in values if name in documented}
+    assert compared == {name: values[name] for name in compared}
+    assert {"MODEL", "VLLM_MAX_MODEL_LEN"} <= set(compared), documented
+
+
 def test_presets_keep_the_reference_runs():
-    countdown, gsm8k = PRESETS["countdown"], PRESETS["gsm8k"]
-    assert countdown.args[countdown.args.index("--system") + 1] == COUNTDOWN_SYSTEM
-    for preset, world in ((countdown, 2), (gsm8k, 2)):
-        words = dict(zip(preset.server_args[::2], preset.server_args[1::2], strict=True))
-        completions = world * int(words["--per_device_train_batch_size"]) * int(words["--gradient_accumulation_steps"])
-        assert completions == preset.reference_completions
-    assert (gsm8k.vllm_max_model_len, countdown.vllm_max_model_len) == (2048, 4096)
+    assert task_named("countdown").system_prompt == SYSTEM_PROMPT and task_named("gsm8k").system_prompt is None
+    for spec in all_tasks():
+        preset = spec.preset
+        words = Flags(preset.server_args)
+        completions = (
+            2 * int(words.value("per_device_train_batch_size")) * int(words.value("gradient_accumulation_steps"))
+        )
+        assert completions == preset.reference_completions, spec.name  # the reference ran 2 training processes
+        for args in (preset.args, preset.server_args, preset.colocate_args):
+            assert len(Flags(args).names()) == len([word for word in args if word.startswith("--")]), spec.name
+        lengths = Flags(preset.args)
+        needed = int(lengths.value("max_length")) + int(lengths.value("max_completion_length"))
+        assert preset.vllm_max_model_len >= needed, spec.name  # a prompt and its completion fit in vLLM

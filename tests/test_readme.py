@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from .helpers import flag, make_checkpoint, parse_dry_run
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 README = REPO / "README.md"
@@ -29,12 +31,6 @@ def marked_block(name):
     blocks = [code for mark, code in MARKED_BLOCK.findall(README.read_text()) if mark == name]
     assert len(blocks) == 1, f"README.md needs exactly one ```bash block after <!-- readme-test: {name} -->"
     return blocks[0]
-
-
-def flag(argv, name):
-    """Value after the last ``name`` in argv (argparse keeps the last), or None."""
-    values = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == name]
-    return values[-1] if values else None
 
 
 def python_wrappers(folder, script=None):
@@ -57,11 +53,7 @@ def trainer_flags(script, tmp_path, **env):
         cwd=tmp_path, capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    for line in result.stdout.replace("\\\n", " ").splitlines():
-        words = [] if line.startswith("#") else shlex.split(line)
-        if "swift" in words and words[words.index("swift") + 1] == "rlhf":
-            return words
-    raise AssertionError(f"no `swift rlhf` command in the DRY_RUN output of {script}:\n{result.stdout}")
+    return parse_dry_run(result.stdout)["rlhf"][1]
 
 
 def make_run(clone, output_dir, steps):
@@ -70,10 +62,7 @@ def make_run(clone, output_dir, steps):
     when = relative.name[-len("YYYYmmdd-HHMMSS") :]
     version = clone / relative / f"v0-{when}"
     for step in steps:
-        checkpoint = version / f"checkpoint-{step}"
-        checkpoint.mkdir(parents=True)
-        (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": step}))
-        (checkpoint / "model.safetensors").write_bytes(b"")
+        make_checkpoint(version, step)
     (version / "last-checkpoint").symlink_to(f"checkpoint-{steps[-1]}")  # ms-swift 4.6 keeps this link
     return (version / f"checkpoint-{steps[-1]}").resolve()
 

@@ -1,7 +1,6 @@
 """The ms-swift side, with the real swift: plugin loading, registered rewards, dataset loading."""
 
 import json
-import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -9,24 +8,12 @@ import pytest
 from swift.dataset import load_dataset
 from swift.dataset.dataset_syntax import DatasetSyntax
 from swift.rewards import orms
-from swift.utils import import_external_file
 
 from swift_plugins.countdown.data import HUB_IDS, DataError
 from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_answer_format_reward
 from swift_plugins.countdown.swift_adapter import CountdownPreprocessor, register_files
 
 from .test_rewards import ACCEPTED, FORMAT_CASES, REJECTED
-
-
-@pytest.fixture(scope="module")
-def plugin(repo):
-    """The plugin imported the way `--external_plugins swift_plugins/plugin.py` imports it."""
-    argv = sys.argv
-    sys.argv = ["swift", "rlhf"]
-    try:
-        return import_external_file(str(repo / "swift_plugins" / "plugin.py"))
-    finally:
-        sys.argv = argv
 
 
 def test_rewards_are_registered_under_their_names(plugin):

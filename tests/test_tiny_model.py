@@ -1,5 +1,7 @@
 """The tiny random Qwen2.5-shaped model of make smoke and the e2e tests."""
 
+import pytest
+
 from swift_plugins.tools.tiny_model import build_tiny_model
 
 
@@ -31,3 +33,12 @@ def test_tiny_model_build_is_idempotent_and_deterministic(tiny_model, tmp_path):
     again = build_tiny_model(tmp_path / "again")
     assert (again / "model.safetensors").read_bytes() == (tiny_model / "model.safetensors").read_bytes()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
+
+
+def test_a_folder_of_something_else_is_refused_not_overwritten(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="is not a tiny model build"):
+        build_tiny_model(folder)
+    assert [path.name for path in folder.iterdir()] == ["notes.txt"]

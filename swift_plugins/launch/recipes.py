@@ -165,10 +165,12 @@ def _report_success(plan: Plan, python: str, seconds: float, console: Console) -
             )
         curves = checkpoint.parent / "curves.png"
         subprocess.run([python, "-m", "swift_plugins", "plot", str(checkpoint.parent), "--out", str(curves)])
+        ports = dict(settings.ports)
         values = dict(python=python, gpus=",".join(settings.train_gpus), count=len(settings.train_gpus),
-                      rollout_gpu=(settings.rollout_gpus or ("",))[0], health=settings.health_url,
-                      host=settings.rollout_host, port=dict(settings.ports).get("ROLLOUT_PORT"),
-                      group=dict(settings.ports).get("ROLLOUT_GROUP_PORT"), nnodes=settings.nnodes)  # fmt: skip
+                      rollout_gpu=(settings.rollout_gpus or ("",))[0], host=settings.rollout_host,
+                      health=settings.health_url if "ROLLOUT_PORT" in ports else "",
+                      port=ports.get("ROLLOUT_PORT"), group=ports.get("ROLLOUT_GROUP_PORT"),
+                      nnodes=settings.nnodes)  # fmt: skip
         console.note(f"SMOKE passed in {seconds:.0f}s. It showed that:")
         for line in [
             *(line.format(**values) for line in settings.layout.proof),

@@ -1,0 +1,356 @@
+"""Helpers of the launcher tests (and any test that reads printed commands or asks ms-swift about flags).
+
+- :func:`flag`, :func:`shell_commands`, :func:`parse_dry_run`: read argv lists and the commands a DRY_RUN or
+  ``commands.sh`` prints.
+- :func:`unknown_to_swift` (and :func:`with_swift`, which it runs on): the flags the installed ms-swift's own
+  argument classes do not know, in a fresh interpreter (importing ms-swift patches transformers: never here).
+- :func:`make_checkpoint`: an ms-swift checkpoint folder, complete or cut short.
+- :func:`settings`, :func:`plan`, :func:`console`: a recipe's settings and plan from an environment, in this process.
+- :func:`free_port`, :func:`busy_port`, :func:`process_gone`, :func:`wait_until`.
+- :class:`Sandbox`: the stand-ins of tests/stand_ins (``swift``, ``nvidia-smi``, the modules swift's interpreter
+  imports) on PATH, free ports, an output folder; a recipe runs as a process (:meth:`Sandbox.run`: its
+  shell/ script) or in this process (:meth:`Sandbox.launch`: the launcher's ``main``, the same code the script
+  execs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from swift_plugins.core.console import Console
+from swift_plugins.launch.commands import Plan
+from swift_plugins.launch.recipes import build_plan
+from swift_plugins.launch.settings import Settings
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SHELL = REPO / "shell"
+STAND_INS = TESTS / "stand_ins"
+PLUGIN = REPO / "swift_plugins" / "plugin.py"
+NO_REPO = Path("/repo")  # a checkout that is not there: what needs no file of it
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what the launcher's Children take over
+
+
+def flag(argv: Sequence[str], name: str) -> str | None:
+    """Value after the last ``name`` in argv (argparse keeps the last), or None."""
+    values = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == name]
+    return values[-1] if values else None
+
+
+def flag_names(argv: Sequence[str]) -> list[str]:
+    """The ``--flags`` of argv, in order, without their ``=value``."""
+    return [word.split("=")[0] for word in argv if word.startswith("--")]
+
+
+def console() -> Console:
+    """A console whose messages stay in ``console().stream.getvalue()``."""
+    return Console("t.sh", io.StringIO())
+
+
+def settings(recipe: str = "countdown_3gpu", repo: Path = NO_REPO, **env: str) -> Settings:
+    """The settings of ``recipe`` from ``env`` (OUTPUT_DIR /runs/a unless given)."""
+    return Settings.from_env(recipe, {"OUTPUT_DIR": "/runs/a", **env}, repo)
+
+
+def plan(
+    recipe: str = "countdown_3gpu",
+    extra: Sequence[str] = (),
+    said: Console | None = None,
+    repo: Path = NO_REPO,
+    **env: str,
+) -> Plan:
+    """The plan of ``recipe`` with the ``extra`` flags, from ``env`` as :func:`settings` reads it; its notes go to
+    ``said``."""
+    return build_plan(settings(recipe, repo, **env), list(extra), said or console())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def busy_port(host: str = "") -> Iterator[int]:
+    """A port that something listens on (on ``host``; "": every interface) while the block runs."""
+    with socket.socket() as busy:
+        busy.bind((host, 0))
+        busy.listen()
+        yield busy.getsockname()[1]
+
+
+def process_gone(pid: int) -> bool:
+    """True when pid does not exist or is a zombie (pid 1 of a container may never reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 8.0, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())
+
+
+@contextlib.contextmanager
+def kept_signal_handlers() -> Iterator[None]:
+    """Put back this process's handlers of the stop signals, which the launcher's Children take over."""
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+
+
+def make_checkpoint(
+    run_dir: Path,
+    step: int,
+    *,
+    weights: str = "model.safetensors",
+    states: str = "",
+    complete: bool = True,
+    mtime: float | None = None,
+) -> Path:
+    """``run_dir/checkpoint-<step>`` as ms-swift leaves it: ``weights``, optimizer ``states`` (``""``: weights only;
+    ``"global_step"``: DeepSpeed's ``global_step<N>/``; ``"optimizer.pt"``: torch's), ``trainer_state.json`` last
+    (``complete=False``: a save cut short)."""
+    checkpoint = run_dir / f"checkpoint-{step}"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / weights).write_text("")
+    if states == "global_step":
+        (checkpoint / f"global_step{step}").mkdir()
+    elif states:
+        (checkpoint / states).write_text("")
+    if complete:
+        (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+    if mtime is not None:
+        os.utime(checkpoint, (mtime, mtime))
+    return checkpoint
+
+
+def shell_commands(text: str) -> list[list[str]]:
+    """The words of each command of a printed script (DRY_RUN's output, commands.sh): `# ...` comments skipped,
+    ` \\` continuations joined, quoted values that span lines (a multi-line --system) kept whole."""
+    commands, pending = [], ""
+    for line in text.splitlines(keepends=True):
+        pending += line
+        if pending.rstrip("\n").endswith(" \\"):
+            continue
+        try:
+            words = shlex.split(pending.replace(" \\\n", " "), comments=True)
+        except ValueError:  # inside a quoted value that goes on
+            continue
+        pending = ""
+        if words:
+            commands.append(words)
+    assert not pending, f"unterminated command: {pending!r}"
+    return commands
+
+
+def parse_dry_run(stdout: str) -> dict[str, tuple[dict[str, str | None], list[str]]]:
+    """{'rollout': (env, argv), 'rlhf': (env, argv)} from the `env -u NAME... K=V... swift ...` a DRY_RUN prints.
+
+    env maps the variables set to their values and those removed (`env -u NAME`) to None.
+    """
+    commands = {}
+    for words in shell_commands(stdout):
+        if "swift" not in words:
+            continue
+        i = words.index("swift")
+        env, prefix = {}, words[:i]
+        assert prefix[:1] == ["env"], words
+        while len(prefix) > 1 and prefix[1] == "-u":
+            env[prefix[2]] = None
+            prefix = [prefix[0], *prefix[3:]]
+        env.update(word.split("=", 1) for word in prefix[1:])
+        commands[words[i + 1]] = (env, words[i + 2 :])
+    return commands
+
+
+def error_lines(stderr: str, script: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith(f"{script}: error:")]
+
+
+def assert_refused(result: subprocess.CompletedProcess, script: str, *words: str) -> None:
+    """Exit status 1 and one ``<script>: error:`` line holding every one of ``words``."""
+    assert result.returncode == 1, result.stderr
+    errors = error_lines(result.stderr, script)
+    assert len(errors) == 1, result.stderr
+    for word in words:
+        assert word in errors[0], errors[0]
+
+
+# ms-swift's parser for an argument class of swift.arguments, built as swift.utils.parse_args builds it.
+SWIFT_PARSE = """
+import json, sys
+from transformers import HfArgumentParser
+import swift.arguments
+from swift.utils.utils import _patch_get_type_hints
+
+def unknown(pairs):
+    bad = []
+    for cls, argv in pairs:
+        with _patch_get_type_hints():
+            parser = HfArgumentParser([getattr(swift.arguments, cls)])
+        _, flags = parser.parse_known_args(argv)
+        bad += [(cls, word) for word in flags]
+    return bad
+
+payload = json.loads(sys.argv[1])
+"""
+
+
+def with_swift(program: str, payload: object) -> object:
+    """What ``program`` prints as JSON on its last line, run after :data:`SWIFT_PARSE` (``unknown``, ``payload``)
+    by a fresh interpreter that imports the installed ms-swift and this checkout."""
+    result = subprocess.run(
+        [sys.executable, "-c", SWIFT_PARSE + program, json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def unknown_to_swift(pairs: Sequence[tuple[str, Sequence[str]]]) -> list[list[str]]:
+    """The ``[class, word]`` pairs that ms-swift does not know, for ``(class, argv)`` pairs (class: a name in
+    swift.arguments such as ``RLHFArguments``); ``[]`` when every flag parses."""
+    return with_swift("print(json.dumps(unknown(payload)))", [[cls, list(argv)] for cls, argv in pairs])
+
+
+class Sandbox:
+    """PATH with the stand-ins, free ports, a state dir for their records, an output dir."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.bin = tmp_path / "bin"
+        self.state = tmp_path / "state"
+        self.out = tmp_path / "out"
+        self.bin.mkdir()
+        self.state.mkdir()
+        (self.bin / "nvidia-smi").symlink_to(STAND_INS / "nvidia-smi")
+        (self.bin / "swift").symlink_to(STAND_INS / "swift")
+        # The stand-in's `#!/usr/bin/env python3`: this environment's python (a symlink would lose the venv).
+        (self.bin / "python3").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+        (self.bin / "python3").chmod(0o755)
+        dead_proxy = f"http://127.0.0.1:{free_port()}"  # nothing listens: a proxied request fails
+        self.env = {
+            "PATH": f"{self.bin}:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",  # keep tests/stand_ins/pylib clean
+            "PYTHONPATH": str(STAND_INS / "pylib"),  # the stand-in `swift` package decides the version
+            "FAKE_SWIFT_STATE_DIR": str(self.state),
+            "OUTPUT_DIR": str(self.out),
+            "ROLLOUT_PORT": str(free_port()),
+            "ROLLOUT_GROUP_PORT": str(free_port()),
+            "MASTER_PORT": str(free_port()),
+            "ROLLOUT_TIMEOUT": "10",
+            "STOP_GRACE_SECONDS": "2",
+            "http_proxy": dead_proxy,
+            "HTTP_PROXY": dead_proxy,
+            "no_proxy": "corp.example",
+        }
+        self.procs: list[subprocess.Popen] = []
+
+    def _env(self, overrides: Mapping[str, object]) -> dict[str, str]:
+        env = dict(self.env)
+        for key, value in overrides.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = str(value)
+        return env
+
+    def _script(self, script: str, args: Sequence[str], env: Mapping[str, object]) -> dict:
+        return {"args": ["bash", str(SHELL / script), *args], "env": self._env(env), "cwd": self.tmp}
+
+    def run(self, script: str, *args: str, timeout: float = 30, **env: object) -> subprocess.CompletedProcess:
+        """``shell/<script>`` in a process of its own, to its end."""
+        return subprocess.run(**self._script(script, args, env), capture_output=True, text=True, timeout=timeout)
+
+    def start(self, script: str, *args: str, **env: object) -> subprocess.Popen:
+        """Starts a launcher in its own process group, as a terminal would; output to files."""
+        out_path = self.tmp / f"{script}.{len(self.procs)}.out"
+        err_path = self.tmp / f"{script}.{len(self.procs)}.err"
+        with out_path.open("w") as out, err_path.open("w") as err:
+            proc = subprocess.Popen(**self._script(script, args, env), stdout=out, stderr=err, start_new_session=True)
+        proc.out_path, proc.err_path = out_path, err_path
+        self.procs.append(proc)
+        return proc
+
+    @contextlib.contextmanager
+    def environment(self, **env: object) -> Iterator[dict[str, str]]:
+        """This process as the script would run it: the sandbox's environment (what children inherit too) and
+        working directory; both, and the handlers of the stop signals, are put back afterwards."""
+        saved_env, saved_cwd = dict(os.environ), os.getcwd()
+        values = self._env(env)
+        os.environ.clear()
+        os.environ.update(values)
+        os.chdir(self.tmp)
+        try:
+            with kept_signal_handlers():
+                yield values
+        finally:
+            os.environ.clear()
+            os.environ.update(saved_env)
+            os.chdir(saved_cwd)
+
+    def launch(self, script: str, *args: str, **env: object) -> subprocess.CompletedProcess:
+        """The launcher behind ``shell/<script>``, run in this process: the ``main`` the script execs, with its
+        exit status and what it writes on stdout and stderr (the stand-ins it starts are processes)."""
+        from swift_plugins.launch.__main__ import main
+
+        stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)  # the trainer's log: bytes
+        stderr = io.StringIO()
+        argv = [script.removesuffix(".sh"), *args]
+        with self.environment(**env), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = main(argv)
+        return subprocess.CompletedProcess(argv, status, stdout.buffer.getvalue().decode(), stderr.getvalue())
+
+    def record(self, name: str) -> dict | None:
+        path = self.state / f"{name}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def wait_record(self, name: str, timeout: float = 8.0) -> dict:
+        assert wait_until(lambda: self.record(name) is not None, timeout), f"{name} never started"
+        return self.record(name)
+
+    def started_pids(self) -> list[int]:
+        return [json.loads(p.read_text())["pid"] for p in self.state.glob("*.json")]
+
+    def assert_nothing_started(self) -> None:
+        """No stand-in started, no output folder written."""
+        assert not self.started_pids() and not self.out.exists()
+
+    def assert_all_stopped(self, timeout: float = 5.0) -> None:
+        for pid in self.started_pids():
+            assert wait_until(lambda pid=pid: process_gone(pid), timeout), f"pid {pid} still running"
+
+    def cleanup(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        for pid in self.started_pids():  # never leak stand-ins into the rest of the test run
+            if not process_gone(pid):
+                os.kill(pid, signal.SIGKILL)
