@@ -1,127 +1,116 @@
-"""End to end on CPU: real ms-swift GRPO steps through the CPU smoke recipe.
+"""End to end on CPU: colocate GRPO with vLLM's CPU build, through the plugin, via the CPU smoke recipe.
 
-The tests run ``shell/countdown_cpu_smoke.sh`` once (about a minute): tiny model,
-generated data, ``swift rlhf --rlhf_type grpo`` with this package's plugin, then the plot. A second,
-test-only plugin adds a probe reward that scores each row's own known solution with the package's
-pure reward function: it logs 1.0 only if swift hands the rewards each row's ``nums``/``target``.
+The tests run ``shell/countdown_cpu_smoke.sh`` once: the tiny model, generated puzzles, real ``swift rlhf
+--rlhf_type grpo`` with vLLM colocated in the trainer, evaluation on the held-out split, a checkpoint every step,
+the plot. A test-only plugin (``tests/plugins/sync_probe.py``) records vLLM's greedy answers to fixed prompts after
+every weight sync and adds two rewards: one scoring each row's own solution (1.0 only if swift hands the rewards
+each row's ``nums``/``target``), one that varies between the random model's completions so that the updates (at
+a high learning rate) really change the model. The sync is real when vLLM's answers after each sync are those
+of the checkpoint the trainer saved at that step, computed apart by transformers, and change as training goes.
 """
 
 import json
 import os
+import socket
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from swift_plugins.countdown.data import prompt_for, read_rows
 from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_answer_format_reward
+from swift_plugins.launch.runs import newest_checkpoint
 from swift_plugins.tools.plot import read_steps
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 pytestmark = pytest.mark.e2e
 
-REWARD_KEYS = ("rewards/CountdownAccuracy/mean", "rewards/ThinkAnswerFormat/mean")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PROBE = Path(__file__).with_name("plugins") / "sync_probe.py"
+REWARD_KEYS = ("rewards/CountdownAccuracy/mean", "rewards/ThinkAnswerFormat/mean", "rewards/CountdownProbe/mean")
+STEPS = 3
+TIE = 1e-3  # log-probabilities this close are a tie that float noise may break either way
 
 
-PROBE_PLUGIN = '''
-"""Test-only reward: scores each row's own known solution with the package's pure accuracy reward."""
-from swift.rewards import ORM, orms
-
-from swift_plugins.countdown.rewards import countdown_accuracy_reward
-
-
-class CountdownProbe(ORM):
-    def __call__(self, completions, nums, target, solution, **kwargs):
-        answers = [f"<answer>{s} = {t}</answer>" for s, t in zip(solution, target, strict=True)]
-        return countdown_accuracy_reward(answers, nums, target)
-
-
-orms["countdown_probe"] = CountdownProbe
-'''
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def smoke_run(repo, tmp_path_factory):
-    """Runs the CPU smoke recipe for 2 GRPO steps with the probe reward added; returns its folders."""
+    """The CPU smoke recipe for 3 steps at lr 1e-2 with the probe plugin, a checkpoint each step."""
     out = tmp_path_factory.mktemp("cpu_smoke")
-    probe = out / "countdown_probe.py"
-    probe.write_text(textwrap.dedent(PROBE_PLUGIN))
-    bin_dir = str(Path(sys.executable).parent)  # the venv's swift and python
     env = {
         **os.environ,
         "OUTPUT_DIR": str(out),
-        "MAX_STEPS": "2",
-        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+        "MASTER_PORT": str(free_port()),
+        "SYNC_PROBE_OUT": str(out / "sync_probe.jsonl"),
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
     }
-    env.setdefault("PYTHON", sys.executable)
-    extra = [
-        "--max_completion_length",
-        "24",
-        "--external_plugins",
-        str(repo / "swift_plugins" / "plugin.py"),
-        str(probe),
-        "--reward_funcs",
-        "external_countdown",
-        "think_answer_format",
-        "countdown_probe",
-    ]
+    extra = ["--external_plugins", str(repo / "swift_plugins" / "plugin.py"), str(PROBE),
+             "--reward_funcs", "external_countdown", "think_answer_format", "countdown_probe", "distinct_characters",
+             "--max_completion_length", "24", "--learning_rate", "1e-2", "--max_steps", str(STEPS),
+             "--save_steps", "1"]  # fmt: skip
     result = subprocess.run(
         ["bash", str(repo / "shell" / "countdown_cpu_smoke.sh"), *extra],
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    runs = sorted((out / "run").glob("v*-*"))
-    assert len(runs) == 1, runs
-    return {"out": out, "run": runs[0], "stdout": result.stdout, "stderr": result.stderr}
+    checkpoint = newest_checkpoint(out)
+    assert checkpoint is not None and checkpoint.name == f"checkpoint-{STEPS}", result.stderr[-2000:]
+    return {"out": out, "run": checkpoint.parent, "stdout": result.stdout, "stderr": result.stderr}
 
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def test_smoke_run_finishes_with_a_checkpoint_and_a_plot(smoke_run):
+def test_the_run_trains_with_vllm_colocated_and_says_what_it_showed(smoke_run):
     run = smoke_run["run"]
-    checkpoint = run / "checkpoint-2"
-    assert (checkpoint / "model.safetensors").stat().st_size > 1_000_000
-    assert (checkpoint / "trainer_state.json").is_file()
-    png = run / "curves.png"
-    assert png.read_bytes().startswith(PNG_MAGIC) and png.stat().st_size > 10_000
-    assert str(png) in smoke_run["stdout"]  # the recipe says where the curves are
     args = json.loads((run / "args.json").read_text())
-    assert (args["fp16"], args["bf16"], args["torch_dtype"]) == (False, False, "float32")
-    assert "listing failed" not in smoke_run["stdout"] + smoke_run["stderr"]  # no ModelScope call, no retry wait
+    assert (args["use_vllm"], args["vllm_mode"], args["torch_dtype"]) == (True, "colocate", "float32")
+    for step in range(1, STEPS + 1):
+        assert (run / f"checkpoint-{step}" / "model.safetensors").stat().st_size > 1_000_000
+    png = run / "curves.png"
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    assert "SMOKE passed" in smoke_run["stderr"] and str(png) in smoke_run["stderr"]
+    assert "vLLM ran inside the trainer on the CPU" in smoke_run["stderr"]
 
 
 def test_every_step_logs_the_package_rewards(smoke_run):
     steps = read_steps(smoke_run["run"] / "logging.jsonl")
-    assert [record["step"] for record in steps] == [1, 2]
+    assert [record["step"] for record in steps] == list(range(1, STEPS + 1))
     for record in steps:
         for key in REWARD_KEYS:
             assert isinstance(record[key], float), (key, record)
-        # the probe scores each row's known solution: 1.0 iff nums/target reached the rewards row by row
-        assert record["rewards/CountdownProbe/mean"] == 1.0
+        assert record["rewards/CountdownProbe/mean"] == 1.0  # each row's nums/target reached its reward
 
 
 def test_logged_completions_rescore_against_the_dataset_rows(smoke_run):
-    rows = [row for _, row in read_rows(smoke_run["out"] / "data" / "train.jsonl")]
-    by_prompt = {prompt_for(row["nums"], row["target"]): row for row in rows}
+    """Every logged table (training steps and held-out evaluations) rescores against its file's rows."""
+    args = json.loads((smoke_run["run"] / "args.json").read_text())
+    per_step = args["per_device_train_batch_size"] * args["gradient_accumulation_steps"]
+    files = {"train": args["dataset"][0], "eval": args["val_dataset"][0]}
+    by_prompt = {
+        prompt_for(row["nums"], row["target"]): (split, row)
+        for split, path in files.items()
+        for _, row in read_rows(Path(path))
+    }
     logged = read_jsonl(smoke_run["run"] / "completions.jsonl")
-    # swift 4.6 writes the last step's table twice: its log() at the end of training (the train_runtime
-    # summary) appends the completions buffer again, unchanged.
+    # swift 4.6 writes the last table twice: its log() at the end of training (the train_runtime summary)
+    # appends the completions buffer again, unchanged.
     assert logged[-1] == logged[-2]
-    logged = logged[:-1]
-    assert [table["step"] for table in logged] == [["1"] * 4, ["2"] * 4]
-    completions = 0
-    for table in logged:
+    train_steps = []
+    for table in logged[:-1]:
+        splits = set()
         for i, (prompt, completion) in enumerate(zip(table["prompt"], table["completion"], strict=True)):
-            matches = [row for text, row in by_prompt.items() if text in prompt]
-            assert len(matches) == 1, prompt  # each prompt is the one of exactly one generated row
-            row = matches[0]
+            ((split, row),) = [found for text, found in by_prompt.items() if text in prompt]  # exactly one row
+            splits.add(split)
             assert table["solution"][i] == row["solution"]
             assert (
                 table["CountdownAccuracy"][i]
@@ -129,5 +118,42 @@ def test_logged_completions_rescore_against_the_dataset_rows(smoke_run):
             )
             assert table["ThinkAnswerFormat"][i] == think_answer_format_reward([completion])[0]
             assert table["CountdownProbe"][i] == 1.0
-            completions += 1
-    assert completions == 2 * 4  # 2 steps x 1 prompt x 4 generations
+        (split,) = splits  # a table is one training step or one evaluation
+        if split == "train":
+            assert table["step"] == [table["step"][0]] * per_step
+            train_steps.append(int(table["step"][0]))
+    assert train_steps == list(range(1, STEPS + 1))
+
+
+def agree(vllm_answer: list, reference: list) -> bool:
+    """Whether two greedy answers are the same tokens with the same log-probabilities, up to a tie broken
+    differently (after which the answers may part)."""
+    for (token, logprob, runner_up), (ref_token, ref_logprob, _) in zip(vllm_answer, reference, strict=True):
+        if token != ref_token:
+            return logprob - runner_up < TIE
+        if abs(logprob - ref_logprob) > TIE:
+            return False
+    return True
+
+
+def test_vllm_answers_with_the_weights_the_trainer_saved_after_every_sync(smoke_run, repo):
+    records = {record["step"]: record["answers"] for record in read_jsonl(smoke_run["out"] / "sync_probe.jsonl")}
+    assert set(range(STEPS)) <= set(records)  # a sync before each step's generation, from step 0
+    run, smoke_model = smoke_run["run"], smoke_run["out"] / "smoke" / "model"
+    models = {step: smoke_model if step == 0 else run / f"checkpoint-{step}" for step in sorted(records)}
+    result = subprocess.run(
+        [sys.executable, str(PROBE), *map(str, models.values())],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    reference = {line["model"]: line["answers"] for line in map(json.loads, result.stdout.splitlines())}
+    for step, model in models.items():
+        for vllm_answer, answer in zip(records[step], reference[str(model)], strict=True):
+            assert agree(vllm_answer, answer), (step, vllm_answer, answer)
+    def tokens(answers: list) -> list:
+        return [[token for token, _, _ in answer] for answer in answers]
+
+    assert tokens(records[0]) != tokens(records[max(records)])  # training moved the weights vLLM answers with

@@ -1,7 +1,8 @@
 """`python -m swift_plugins evaluate`: inputs checked before swift starts, Ctrl-C, the output folder, truncation.
 
 The checks of model, data and output folder run without swift (fast); the rest run the real
-``swift infer`` on the tiny model (marked e2e).
+``swift infer`` on the tiny model (marked e2e): the finished evaluation through vLLM's CPU build (the default
+where vLLM is installed), the others through transformers (what they check does not depend on the backend).
 """
 
 import json
@@ -123,6 +124,7 @@ def evaluation(tmp_path_factory, tiny_model, puzzles) -> Path:
     result = evaluate(tiny_model, "--task", "countdown", "--data", puzzles, "--out", out, "--max-new-tokens", 16,
                       "--quiet", *TINY)  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert json.loads((out / "score.json").read_text())["backend"] == "vllm"
     return out
 
 
@@ -171,7 +173,7 @@ def test_ctrl_c_stops_swift_prints_one_line_and_leaves_no_folder(tmp_path, tiny_
     out = tmp_path / "ev"
     process = subprocess.Popen(
         [sys.executable, "-m", "swift_plugins", "evaluate", str(tiny_model), "--task", "countdown",
-         "--data", str(puzzles), "--out", str(out), "--max-new-tokens", "4096", *TINY],
+         "--data", str(puzzles), "--out", str(out), "--max-new-tokens", "4096", "--backend", "transformers", *TINY],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -197,7 +199,7 @@ def test_a_previous_evaluation_is_replaced_whole(evaluation, tiny_model, puzzles
     before = (evaluation / "results.jsonl").read_text()
     (evaluation / "infer.log").unlink()  # the second run writes swift's output to the terminal instead
     result = evaluate(tiny_model, "--task", "countdown", "--data", puzzles, "--out", evaluation,
-                      "--max-new-tokens", 8, *TINY)  # fmt: skip
+                      "--max-new-tokens", 8, "--backend", "transformers", *TINY)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert _folder_names(evaluation) == ["examples.jsonl", "results.jsonl", "score.json"]
     rows = [json.loads(line) for line in (evaluation / "results.jsonl").read_text().splitlines()]
@@ -208,7 +210,8 @@ def test_a_previous_evaluation_is_replaced_whole(evaluation, tiny_model, puzzles
 @pytest.mark.e2e
 def test_a_failing_swift_leaves_no_out_folder_and_keeps_its_log_beside(tmp_path, tiny_model_stub, countdown_jsonl):
     out = tmp_path / "ev"
-    result = evaluate(tiny_model_stub, "--task", "countdown", "--data", countdown_jsonl, "--out", out, "--quiet", *TINY)
+    result = evaluate(tiny_model_stub, "--task", "countdown", "--data", countdown_jsonl, "--out", out, "--quiet",
+                      "--backend", "transformers", *TINY)  # fmt: skip
     _one_line_error(result, f"swift infer failed with status 1 on {tiny_model_stub} (see {tmp_path / 'ev.infer.log'})")
     assert _folder_names(tmp_path) == ["countdown.jsonl", "ev.infer.log", "model"]
     assert "Traceback" in (tmp_path / "ev.infer.log").read_text()  # swift's own error, for the user to read

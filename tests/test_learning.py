@@ -3,7 +3,8 @@
 The learning test cannot pass on a model that did not learn: SmolLM2-135M-Instruct answers the
 Countdown prompt in prose (format rate about 0), and after a few SFT steps on the package's worked
 rows its held-out format rate must reach 0.5, with the paired 95% interval of the change above 0.
-Every number comes from real ``swift sft``, ``swift infer`` and ``score`` runs on CPU.
+Every number comes from real ``swift sft``, ``swift infer`` and ``score`` runs on CPU; ``evaluate`` goes through
+vLLM's CPU build (its default where vLLM is installed), whose float32 answers must be transformers' own.
 """
 
 import json
@@ -68,22 +69,40 @@ def sft_checkpoint(smol_model, puzzles) -> Path:
     return checkpoint
 
 
-def _evaluate(model: Path, puzzles: Path, name: str) -> Path:
+def _evaluate(model: Path, puzzles: Path, name: str, *backend: str) -> Path:
     out = puzzles / "eval" / name
     _run("swift_plugins", "evaluate", str(model), "--task", "countdown", "--data", str(puzzles / "puzzles.test.jsonl"),
-         "--out", str(out), "--max-new-tokens", "64", "--batch-size", str(HELD_OUT), "--quiet",
+         "--out", str(out), "--max-new-tokens", "64", "--batch-size", str(HELD_OUT), "--quiet", *backend,
          "--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32")  # fmt: skip
     return out
 
 
-def test_a_short_sft_teaches_the_format_on_held_out_puzzles(smol_model, sft_checkpoint, puzzles):
-    table = compare({"base": _evaluate(smol_model, puzzles, "base"), "sft": _evaluate(sft_checkpoint, puzzles, "sft")})
+def _answers(evaluation: Path) -> dict[str, str]:
+    rows = [json.loads(line) for line in (evaluation / "results.jsonl").read_text().splitlines()]
+    return {row["messages"][-1]["content"]: row["response"] for row in rows}
+
+
+@pytest.fixture(scope="module")
+def evaluations(smol_model, sft_checkpoint, puzzles) -> dict[str, Path]:
+    """The base model and the SFT checkpoint evaluated with evaluate's default backend."""
+    return {"base": _evaluate(smol_model, puzzles, "base"), "sft": _evaluate(sft_checkpoint, puzzles, "sft")}
+
+
+def test_a_short_sft_teaches_the_format_on_held_out_puzzles(evaluations):
+    table = compare(evaluations)
     assert table["prompts"] == HELD_OUT
     assert table["stages"]["base"]["format_rate"] <= 0.1  # the base model answers in prose
     assert table["stages"]["sft"]["format_rate"] >= 0.5
     assert table["changes"]["sft - base"]["format_rate"]["ci95"][0] > 0  # the gain is beyond noise
-    score = json.loads((puzzles / "eval" / "sft" / "score.json").read_text())
-    assert score["samples"] == HELD_OUT and score["backend"] == "transformers"
+
+
+def test_evaluate_through_vllm_gives_transformers_answers(evaluations, sft_checkpoint, puzzles):
+    vllm = evaluations["sft"]
+    transformers = _evaluate(sft_checkpoint, puzzles, "sft-transformers", "--backend", "transformers")
+    backends = [json.loads((folder / "score.json").read_text())["backend"] for folder in (vllm, transformers)]
+    assert backends == ["vllm", "transformers"]
+    answers = _answers(vllm)
+    assert len(answers) == HELD_OUT and answers == _answers(transformers)
 
 
 TRL_GRPO = """
