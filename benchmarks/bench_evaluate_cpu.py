@@ -6,7 +6,7 @@ command and its children, and wall seconds. The baseline is transformers in floa
 measured in the same run; every variant's answers are compared with the baseline's, puzzle by puzzle.
 
     python benchmarks/bench_evaluate_cpu.py output/cpu_demo/sft/checkpoint-36 \\
-        --data output/cpu_demo/data/puzzles.test.jsonl --variants vllm-float32 vllm-bfloat16
+        --data output/cpu_demo/data/puzzles.test.jsonl --variants vllm-float32 vllm-bfloat16 vllm-float32-compiled
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ import time
 from pathlib import Path
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-# name -> (evaluate's --backend, the dtype swift infer loads the model in)
+# name -> (evaluate's --backend, the dtype swift infer loads the model in, more swift flags); evaluate runs
+# vLLM eager on a CPU (--vllm_enforce_eager true): "-compiled" lets vLLM compile its graphs, as it does by default
 VARIANTS = {
-    "transformers-float32": ("transformers", "float32"),
-    "vllm-float32": ("vllm", "float32"),
-    "vllm-bfloat16": ("vllm", "bfloat16"),
-    "transformers-bfloat16": ("transformers", "bfloat16"),
+    "transformers-float32": ("transformers", "float32", ()),
+    "vllm-float32": ("vllm", "float32", ()),
+    "vllm-bfloat16": ("vllm", "bfloat16", ()),
+    "vllm-float32-compiled": ("vllm", "float32", ("--vllm_enforce_eager", "false")),
+    "transformers-bfloat16": ("transformers", "bfloat16", ()),
 }
 BASELINE = "transformers-float32"
 
@@ -39,10 +41,11 @@ def _children_cpu() -> float:
 
 def run_variant(name: str, model: str, data: Path, out: Path, batch_size: int) -> dict:
     """CPU and wall seconds of one ``evaluate`` command, its accuracy, and its answers by puzzle."""
-    backend, dtype = VARIANTS[name]
+    backend, dtype, flags = VARIANTS[name]
     command = [sys.executable, "-m", "swift_plugins", "evaluate", model, "--task", "countdown", "--data", str(data),
                "--out", str(out), "--max-new-tokens", "76", "--batch-size", str(batch_size), "--backend", backend,
-               "--quiet", "--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", dtype]  # fmt: skip
+               "--quiet", "--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", dtype,
+               *flags]  # fmt: skip
     started, cpu = time.monotonic(), _children_cpu()
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **OFFLINE})
     if result.returncode != 0:

@@ -36,7 +36,8 @@ ACCURACY = "rewards/CountdownAccuracy/mean"
 # name -> (what it changes, the flags it sets over the demo's GRPO stage); "today" generates with transformers
 SETTINGS: dict[str, tuple[str, list[str]]] = {
     "today": ("the demo before vLLM: transformers generation", []),
-    "vllm": ("vLLM colocate generation (bfloat16 engine)", []),
+    "vllm": ("vLLM colocate generation, eager, float32 like the trainer's weights", []),
+    "vllm-topk-all": ("sampling the whole vocabulary (swift's --top_k -1)", ["--top_k", "-1"]),
     "vllm-lr2e-5": ("lr 2e-5", ["--learning_rate", "2e-5"]),
     "vllm-lr5e-5": ("lr 5e-5", ["--learning_rate", "5e-5"]),
     "vllm-g16": ("16 completions per puzzle (2 puzzles a step)", ["--num_generations", "16"]),

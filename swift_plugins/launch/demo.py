@@ -16,7 +16,7 @@ The scale is chosen from the hardware (``DEMO_SCALE`` to force it): ``gpu`` when
 
 >>> plan = DemoPlan.for_hardware({"OUTPUT_DIR": "/d"}, Path("/repo"), cuda_device=None, vllm_version="0.32.0")
 >>> plan.scale.name, plan.grpo_steps, plan.checkpoint_steps()
-('cpu', 8, (8,))
+('cpu', 16, (16,))
 >>> grpo_command(plan).argv[:4]
 ('swift', 'rlhf', '--rlhf_type', 'grpo')
 """
@@ -71,10 +71,12 @@ SFT_ARGS = (
     "--learning_rate", "1e-4", "--lr_scheduler_type", "cosine", "--warmup_ratio", "0.05", "--max_length", "256",
     "--bf16", "false",
 )  # fmt: skip
+# --top_k 50: swift's default -1 reaches transformers' generate as None, which then samples the 50 likeliest
+# tokens, while vLLM samples the whole vocabulary; 50 samples alike with either engine (the H100 run's sampling).
 GRPO_ARGS = (
     "--reward_funcs", "external_countdown", "think_answer_format",
     "--num_generations", "8", "--gradient_accumulation_steps", "1",
-    "--max_completion_length", str(COMPLETION_TOKENS), "--temperature", "1.0", "--beta", "0",
+    "--max_completion_length", str(COMPLETION_TOKENS), "--temperature", "1.0", "--top_k", "50", "--beta", "0",
     "--learning_rate", "5e-6", "--log_completions", "true",
 )  # fmt: skip
 
@@ -96,7 +98,7 @@ SCALES = {
     # 32 completions a step with bfloat16 autocast over the float32 weights (benchmarks/bench_grpo_cpu.py); a
     # constant rate, so that the last of a few steps teach as much as the first (swift's cosine ends at 0).
     "cpu": Scale(
-        "cpu", 8, 200, 1, 50,
+        "cpu", 16, 200, 1, 50,
         ("--per_device_train_batch_size", "32", "--bf16", "true", "--use_cpu", "true",
          "--lr_scheduler_type", "constant"),
         ("--vllm_max_model_len", "512", *EAGER),
@@ -119,7 +121,7 @@ class DemoPlan:
     output_dir: Path
     repo: Path
     sft_steps: int = 36
-    grpo_steps: int = 8
+    grpo_steps: int = 16
     eval_puzzles: int = 200
     grpo_evals: int = 1
     seed: int = 0
