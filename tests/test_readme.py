@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import flag, make_checkpoint, parse_dry_run
+from .helpers import flag, make_checkpoint, parse_dry_run, unknown_to_swift
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -154,3 +154,87 @@ def test_stand_in_refuses_what_the_readme_steps_do_not_run(tmp_path, line):
         env={"PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHONPATH": str(REPO), "README_TEST_CALLS": str(tmp_path / "c")},
     )
     assert result.returncode == 2 and not (tmp_path / "c").exists()
+
+
+FENCED_BASH = re.compile(r"(<!-- readme-test: [\w-]+ -->\s*\n)?```bash\n(.*?)```", re.S)
+SWIFT_CLASSES = {"rlhf": "RLHFArguments", "rollout": "RolloutArguments"}
+PACKAGE_PARSERS = ("swift_plugins", "swift_plugins.countdown", "swift_plugins.gsm8k")
+
+
+def unmarked_commands():
+    """Each command line (continuations joined, comments dropped) of the README's bash blocks that no
+    ``readme-test`` block runs, with its words; assignments of a shell variable only are left out."""
+    lines = []
+    for mark, block in FENCED_BASH.findall(README.read_text()):
+        if mark:
+            continue
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            if words and not re.fullmatch(r"[A-Z_]+=\$\(.*", line.split("#")[0].strip()):
+                lines.append((line, words))
+    return lines
+
+
+def package_parser(module):
+    import importlib
+
+    return importlib.import_module(f"{module}.cli" if module != "swift_plugins" else "swift_plugins.tools.cli")
+
+
+def test_every_other_readme_command_names_what_exists_and_parses(tmp_path):
+    """make targets exist; pip's extras are declared; each recipe line runs as DRY_RUN (its settings and flags
+    accepted, nothing started); each package command parses with the package's own parser."""
+    makefile, pyproject = (REPO / "Makefile").read_text(), (REPO / "pyproject.toml").read_text()
+    targets = re.search(r"^\.PHONY: (.*)$", makefile, re.M).group(1).split()
+    run = tmp_path / "run"
+    make_checkpoint(run / "v0-20260101-000000", 100)  # $RUN of the README: a run with a checkpoint
+    bin_dir = python_wrappers(tmp_path / "bin")
+    kinds, swift_commands = set(), []
+    for line, words in unmarked_commands():
+        program = next(word for word in words if not re.fullmatch(r"[A-Z_]+=.*", word))
+        rest = words[words.index(program) + 1 :]
+        if program == "make":
+            assert set(rest) <= set(targets), line
+        elif program == "pip":
+            for extras in re.findall(r"\.\[([\w,]+)\]", line):
+                assert all(f"\n{extra} = [" in pyproject for extra in extras.split(",")), line
+        elif program == "bash" and rest[0].startswith("shell/"):
+            result = subprocess.run(
+                ["bash", "-c", line], cwd=REPO, capture_output=True, text=True, timeout=60,
+                env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+                     "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1", "DRY_RUN": "1", "RUN": str(run)},
+            )  # fmt: skip
+            assert result.returncode == 0, f"{line}\n{result.stderr}"
+            swift_commands += [(SWIFT_CLASSES[name], argv) for name, (_, argv) in parse_dry_run(result.stdout).items()]
+        elif program == "python" and rest[:1] == ["-m"] and rest[1] in PACKAGE_PARSERS:
+            package_parser(rest[1]).build_parser().parse_args(rest[2:])  # argparse exits 2 on a bad line
+        elif (program == "python3" and rest[:2] == ["-m", "venv"]) or program == ".":
+            pass
+        elif program == ".venv/bin/pytest":
+            markers = [word for word in re.findall(r"\w+", rest[1]) if word != "not"] if rest[:1] == ["-m"] else []
+            assert all(f'"{marker}:' in pyproject for marker in markers), line
+        else:
+            raise AssertionError(f"teach this test the README command: {line}")
+        kinds.add(program)
+    assert {"make", "pip", "bash", "python"} <= kinds
+    assert swift_commands and unknown_to_swift(swift_commands) == []  # ms-swift knows every flag
+
+
+def anchors(markdown: str) -> set[str]:
+    """GitHub's anchors of a document's headings: lower case, punctuation dropped, spaces to hyphens."""
+    headings = re.findall(r"^#+ (.*)$", markdown, re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs", "benchmarks/README.md"])
+def test_every_relative_link_reaches_a_file_and_heading(document):
+    paths = sorted((REPO / document).glob("*.md")) if (REPO / document).is_dir() else [REPO / document]
+    for path in paths:
+        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text()):
+            if re.match(r"\w+://", target):
+                continue
+            file, _, anchor = target.partition("#")
+            linked = (path.parent / file).resolve() if file else path
+            assert linked.exists(), f"{path.name}: {target}"
+            if anchor:
+                assert anchor in anchors(linked.read_text()), f"{path.name}: {target}"
