@@ -40,7 +40,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def smoke_run(repo, tmp_path_factory):
-    """The CPU smoke recipe for 3 steps at lr 1e-2 with the probe plugin, a checkpoint each step."""
+    """The CPU smoke recipe for 3 steps at lr 1e-2 with the probe plugin, a checkpoint each step, one evaluation."""
     out = tmp_path_factory.mktemp("cpu_smoke")
     env = {
         **os.environ,
@@ -52,7 +52,7 @@ def smoke_run(repo, tmp_path_factory):
     extra = ["--external_plugins", str(repo / "swift_plugins" / "plugin.py"), str(PROBE),
              "--reward_funcs", "external_countdown", "think_answer_format", "countdown_probe", "distinct_characters",
              "--max_completion_length", "24", "--learning_rate", "1e-2", "--max_steps", str(STEPS),
-             "--save_steps", "1"]  # fmt: skip
+             "--save_steps", "1", "--eval_steps", str(STEPS)]  # fmt: skip
     result = subprocess.run(
         ["bash", str(repo / "shell" / "countdown_cpu_smoke.sh"), *extra],
         env=env,
