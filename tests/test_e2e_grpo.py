@@ -11,7 +11,6 @@ of the checkpoint the trainer saved at that step, computed apart by transformers
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,8 @@ from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_ans
 from swift_plugins.launch.runs import newest_checkpoint
 from swift_plugins.tools.plot import read_steps
 
+from .helpers import free_port
+
 pytestmark = pytest.mark.e2e
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -31,11 +32,6 @@ REWARD_KEYS = ("rewards/CountdownAccuracy/mean", "rewards/ThinkAnswerFormat/mean
 STEPS = 3
 TIE = 1e-3  # log-probabilities this close are a tie that float noise may break either way
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -23,16 +23,13 @@ import pytest
 from swift_plugins.countdown.data import SYSTEM_PROMPT, prompt_for
 from swift_plugins.launch.processes import POLL_SECONDS
 
+from .helpers import free_port
+
 pytestmark = pytest.mark.e2e
 
 STAND_IN = Path(__file__).with_name("stand_ins") / "nvidia-smi"
 READY_TIMEOUT = 600
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def sessions_of(pids: set[int]) -> set[int]:

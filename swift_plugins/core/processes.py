@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..core.console import Console
+from .console import Console
 
 __all__ = ["Children", "Interrupted", "live_tree"]
 

@@ -48,8 +48,8 @@ __all__ = [
 
 SWIFT_VLLM_PLUGIN = "swift_uembed"  # ms-swift's entry point in vllm.general_plugins (needs torchvision)
 PLUGIN_GROUPS = ("vllm.general_plugins", "vllm.platform_plugins")
-# torch.compile costs vLLM's CPU engine about 70 s of start-up and gains nothing measurable decoding SmolLM2
-# (20 greedy answers: 9.3 s compiled, 9.7 s eager; start-up 94 s against 22 s).
+# torch.compile costs vLLM's CPU engine about 80 s of start-up and gains nothing back: evaluating SmolLM2 on 200
+# puzzles takes 162 s compiled, 84 s eager (benchmarks/bench_evaluate_cpu.py).
 EAGER = ("--vllm_enforce_eager", "true")
 KV_CACHE_GIB = "2"  # SmolLM2 in float32: 46 KB a token, 45,000 tokens (200 sequences of 230)
 

@@ -336,18 +336,22 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
     for folder in ("eval", "data"):
         (plan.output_dir / folder).mkdir(parents=True, exist_ok=True)
     for number, stage in enumerate(stages(plan), 1):
-        minutes, seconds = divmod(int(time.monotonic() - started), 60)
-        console.show(f"\n==> [{minutes}m{seconds:02d}s] {number}/8 {stage.title}")
+        console.show(f"\n==> [{_elapsed(started)}] {number}/8 {stage.title}")
         try:
             _run_stage(stage, children)
         except Interrupted:
             console.note(f"interrupted during stage {number}/8; a rerun starts the stages afresh")
             raise
-    minutes, seconds = divmod(int(time.monotonic() - started), 60)
     print((plan.output_dir / "comparison.md").read_text())
-    console.show(f"{plan.scale.name}-scale learning demo done in {minutes}m{seconds:02d}s: figure "
+    console.show(f"{plan.scale.name}-scale learning demo done in {_elapsed(started)}: figure "
                  f"{plan.output_dir / 'curves.png'}, table {plan.output_dir / 'comparison.md'}")  # fmt: skip
     return 0
+
+
+def _elapsed(started: float) -> str:
+    """Minutes and seconds since ``started`` (a ``time.monotonic()`` reading), as ``12m05s``."""
+    minutes, seconds = divmod(int(time.monotonic() - started), 60)
+    return f"{minutes}m{seconds:02d}s"
 
 
 def _run_stage(stage: Stage, children: Children) -> None:

@@ -34,7 +34,7 @@ from ..core.console import Console
 from ..core.errors import DataError, PluginError
 from ..core.files import atomic_folder, read_rows, write_jsonl, write_text
 from ..core.processes import Children
-from ..core.vllm_cpu import cpu_build_installed, engine_args, installed_vllm
+from ..core.vllm_cpu import engine_args, installed_vllm, is_cpu_build
 from ..tasks import task_named
 
 __all__ = [
@@ -60,11 +60,12 @@ def default_backend() -> str:
     """``vllm`` where vLLM is installed and can run here (a CUDA device, or vLLM's CPU build), else ``transformers``.
 
     On the CPU, vLLM in float32 gives the same greedy answers as transformers in float32 (200 of 200 of the demo's
-    held-out puzzles) in 0.56 of the time, start-up included (``benchmarks/bench_evaluate_cpu.py``).
+    held-out puzzles) in half the time, start-up included (``benchmarks/bench_evaluate_cpu.py``).
     """
-    if installed_vllm()[0] is None:
+    version, cpu_distribution = installed_vllm()
+    if version is None:
         return "transformers"
-    if cpu_build_installed():
+    if is_cpu_build(version, cpu_distribution=cpu_distribution):
         return "vllm"
     import torch
 
