@@ -22,7 +22,8 @@ from swift_plugins.launch.settings import SettingError
 from swift_plugins.tasks import task_named
 
 from . import helpers
-from .helpers import REPO, STAND_INS, busy_port
+from .helpers import REPO, STAND_INS, assert_refused, busy_port
+from .test_doctor import fake_dist
 
 PRESET = task_named("countdown").preset
 LENGTHS = Flags(PRESET.args)
@@ -149,3 +150,25 @@ def test_swift_interpreter_is_the_python_of_swifts_environment(tmp_path, monkeyp
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SettingError, match="swift not found on PATH"):
         swift_interpreter()
+
+
+def test_a_recipe_refuses_a_broken_stack_before_starting_anything(sandbox):
+    # The stand-ins' metadata (tests/stand_ins/pylib) is the vLLM 0.11 stack; transformers 5.19.0 goes in front.
+    fake = sandbox.tmp / "fake"
+    fake_dist(fake, "transformers", "5.19.0")
+    result = sandbox.run("countdown_3gpu.sh", PYTHONPATH=f"{fake}:{STAND_INS / 'pylib'}")
+    assert_refused(result, "countdown_3gpu.sh", "vLLM 0.11.0 cannot load tokenizers under transformers 5.19.0",
+                   "pip install 'transformers==4.57.6'")  # fmt: skip
+    sandbox.assert_nothing_started()
+
+
+def test_only_what_the_recipe_uses_is_refused(sandbox):
+    fake = sandbox.tmp / "fake"
+    fake_dist(fake, "torch", "2.8.0+cpu")  # a CPU torch on a box whose nvidia-smi lists 3 GPUs
+    pythonpath = f"{fake}:{STAND_INS / 'pylib'}"
+    assert_refused(sandbox.run("countdown_1gpu.sh", PYTHONPATH=pythonpath), "countdown_1gpu.sh",
+                   "torch 2.8.0+cpu is a CPU build but this machine has 3 NVIDIA GPU(s)")  # fmt: skip
+    sandbox.assert_nothing_started()
+    cpu = helpers.plan("countdown_cpu_smoke", repo=REPO, MASTER_PORT=sandbox.env["MASTER_PORT"])
+    with sandbox.environment(PYTHONPATH=pythonpath):  # the CPU recipe runs on a CPU torch, GPUs or not
+        assert check_host(cpu, helpers.console()) == str(sandbox.bin / "python3")

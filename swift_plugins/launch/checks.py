@@ -2,7 +2,8 @@
 
 :func:`check_plan` checks the commands themselves (DRY_RUN included): paths, the rows of local data, batch
 arithmetic, lengths, the logger. :func:`check_host` checks this host just before anything starts (skipped by
-DRY_RUN): the GPUs, ms-swift and the modules its run imports, free ports.
+DRY_RUN): the GPUs, the installed stack (:mod:`swift_plugins.doctor`, run with swift's interpreter), ms-swift and
+the modules its run imports, free ports.
 
 >>> from .flags import Flags
 >>> check_batches(Flags(["--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "8",
@@ -40,6 +41,7 @@ __all__ = [
     "check_host",
     "check_plan",
     "check_port",
+    "check_stack",
     "check_swift",
     "port_is_free",
     "swift_interpreter",
@@ -200,9 +202,9 @@ print("@@" + json.dumps(found))
 """
 
 
-def _run(argv: list[str], what: str) -> subprocess.CompletedProcess:
+def _run(argv: list[str], what: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SettingError(f"cannot run {what}: {error}") from None
 
@@ -218,6 +220,7 @@ def check_host(plan: Plan, console: Console) -> str:
     modules = ["vllm"] * use_vllm + ["deepspeed"] * bool(plan.flags.value("deepspeed"))
     loggers = {name: f"REPORT_TO={name}" for name in ("wandb", "swanlab") if name in (plan.flags.values("report_to")
                                                                                      or [])}  # fmt: skip
+    check_stack(swift_interpreter()[1], settings.repo, {"swift", "torch", *modules, *["cuda"] * bool(gpus)})
     python = check_swift([*modules, *loggers], loggers, settings.repo, console)
     for port in settings.layout.ports:
         # Only node rank 0 hosts torchrun's rendezvous store.
@@ -252,6 +255,23 @@ def check_gpus(requested: Mapping[str, Iterable[str]]) -> None:
                 raise SettingError(
                     f"{name}={value} needs {gpu} but no GPU or MIG device of nvidia-smi -L has that UUID"
                 )
+
+
+def check_stack(python: str, repo: Path, concerns: Iterable[str]) -> None:
+    """Refuse, with its line, the first refusal of ``python -m swift_plugins.doctor`` (run by swift's ``python``,
+    ``repo`` on its path) that concerns what this run uses (swift, torch, vllm, deepspeed, cuda): a pair of
+    packages known not to run together, a CPU torch on a GPU box, a driver too old for torch's CUDA."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    result = _run([python, "-m", "swift_plugins.doctor", "--json"], f"{python} -m swift_plugins.doctor", env)
+    try:
+        findings = json.loads(result.stdout)["findings"]
+    except (ValueError, KeyError, TypeError):
+        detail = ((result.stderr or result.stdout).strip().splitlines() or ["no output"])[-1]
+        raise SettingError(f"cannot run {python} -m swift_plugins.doctor (swift's interpreter): {detail}") from None
+    wanted = set(concerns)
+    refused = next((f["line"] for f in findings if f["level"] == "refuse" and f["concerns"] in wanted), None)
+    if refused is not None:
+        raise SettingError(f"{refused} (python -m swift_plugins doctor lists every check)")
 
 
 def swift_interpreter() -> tuple[str, str]:
