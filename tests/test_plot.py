@@ -10,7 +10,8 @@ import pytest
 
 from swift_plugins.core.errors import DataError
 from swift_plugins.tools.compare import wilson
-from swift_plugins.tools.plot import find_log, held_out_accuracy, plot_run, read_steps, run_warnings, smooth
+from swift_plugins.tools.plot import _draw_verdicts, _figure, find_log, held_out_accuracy, plot_run, read_steps, smooth
+from swift_plugins.watch import Verdict, judge
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -84,8 +85,8 @@ def test_plot_run_names_the_path_when_there_is_nothing_to_plot(tmp_path):
 
 
 def test_plot_command_warns_when_the_run_cannot_learn(tmp_path):
-    stuck = {**step_record(2), "completions/clipped_ratio": 1.0, "frac_reward_zero_std": 1.0}
-    write_log(tmp_path / "run", [json.dumps(step_record(1)), json.dumps(stuck)])
+    stuck = [{**step_record(s), "completions/clipped_ratio": 1.0, "frac_reward_zero_std": 1.0} for s in range(2, 7)]
+    write_log(tmp_path / "run", [json.dumps(step_record(1))] + [json.dumps(record) for record in stuck])
     result = subprocess.run(
         [sys.executable, "-m", "swift_plugins", "plot", str(tmp_path / "run")],
         capture_output=True,
@@ -93,10 +94,23 @@ def test_plot_command_warns_when_the_run_cannot_learn(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "warning: step 2: every completion hit max_completion_length" in result.stderr
-    assert "warning: step 2: every group of completions got equal rewards" in result.stderr
+    # the watch's verdicts (swift_plugins.watch): one line each, as `python -m swift_plugins watch` prints them
+    assert "warning: truncation at step 2 (failing since step 1): completions/clipped_ratio 1.00" in result.stderr
+    assert "warning: zero-spread at step 6 (failing since step 1): frac_reward_zero_std >= 0.95" in result.stderr
+    assert len(result.stderr.splitlines()) == 2
     healthy = write_log(tmp_path / "healthy", [json.dumps(step_record(1))])
-    assert run_warnings(read_steps(healthy)) == []
+    assert judge(read_steps(healthy)) == []
+
+
+def test_verdicts_are_drawn_on_the_panels_red_when_fatal():
+    axes = _figure((4, 3)).add_subplot()
+    axes.plot([1, 2, 3], [0.0, 1.0, 0.5])
+    verdicts = [Verdict("truncation", False, 2, 1, "", ""), Verdict("non-finite", True, 3, 2, "", "")]
+    _draw_verdicts(axes, verdicts)
+    (_, warning, fatal) = axes.lines  # the curve, then a line per verdict
+    assert (warning.get_xdata()[0], warning.get_color()) == (2, "darkorange")
+    assert (fatal.get_xdata()[0], fatal.get_color()) == (3, "red")
+    assert [text.get_text() for text in axes.texts] == ["truncation", "non-finite"]
 
 
 def write_score(folder: Path, accuracy: float, samples: int = 200) -> Path:

