@@ -37,11 +37,14 @@
 #   REPORT_TO       tensorboard  or wandb, swanlab
 #   RESUME          ""           auto: continue from the newest complete checkpoint in OUTPUT_DIR
 #   SMOKE           0            1: make smoke's tiny model, 4 short steps, same launcher path
+#   WATCH           stop         the watch over logging.jsonl (docs/watch.md): stop the run on a
+#                   fatal verdict (collapse, truncation, zero spread, NaN, KL, stall); warn; off
 #   STOP_GRACE_SECONDS 10        SIGTERM -> SIGKILL delay when stopping
 #   DRY_RUN         0
 #
 # Stop: Ctrl-C, or `kill <launcher pid>`: either stops the server and the
-# trainer (and only them). The launcher exits with the trainer's status.
+# trainer (and only them). The launcher exits with the trainer's status
+# (3: the watch stopped the run; it names the checkpoint to resume from).
 set -euo pipefail
 
 # The launcher (swift_plugins/launch) runs with the python of swift's environment, else python3: DRY_RUN

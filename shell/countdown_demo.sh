@@ -28,6 +28,7 @@
 #   EVAL_PUZZLES  see README   held-out puzzles, evaluated after every stage
 #   GRPO_EVALS    1 (cpu), 3 (gpu)      GRPO checkpoints saved and evaluated, evenly spaced (the last at the end)
 #   SEED          0        puzzles and training seed
+#   WATCH         stop     the watch over the GRPO stage's logging.jsonl: stop, warn or off
 #   DRY_RUN       0
 #
 # Needs `swift` and this package with its demo extra (make install).

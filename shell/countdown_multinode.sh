@@ -57,6 +57,7 @@
 #   DATASET         the task's (zouxuhong/Countdown-Tasks-3to4#50000)   VAL_DATASET as in countdown_3gpu.sh
 #   REPORT_TO       tensorboard  or wandb, swanlab
 #   RESUME          ""           auto: continue from the newest complete checkpoint in OUTPUT_DIR
+#   WATCH           stop         node rank 0 watches logging.jsonl: stop, warn or off (docs/watch.md)
 #   ROLLOUT_TIMEOUT 900          seconds to wait for the server's health check
 set -euo pipefail
 

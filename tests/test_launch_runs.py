@@ -1,6 +1,7 @@
 """Unit tests of swift_plugins.launch.runs and advice, and the evaluation command of launch.recipes: kept logs, the
 record, RESUME=auto, warnings."""
 
+import json
 import math
 import shlex
 
@@ -13,6 +14,7 @@ from swift_plugins.launch.recipes import HELD_OUT, evaluation_command
 from swift_plugins.launch.runs import keep_previous, newest_checkpoint, read_trainer, resume_flags, write_record
 from swift_plugins.launch.settings import SettingError
 from swift_plugins.tasks import task_named
+from swift_plugins.watch.live import STOPPED
 
 from . import helpers
 from .helpers import make_checkpoint
@@ -45,6 +47,17 @@ def test_newest_complete_checkpoint(tmp_path):
     make_checkpoint(tmp_path / "v1-b", 300, weights="adapter_model.safetensors", complete=False)
     (tmp_path / "v1-b" / "checkpoint-last").mkdir()
     assert newest_checkpoint(tmp_path) == newer
+
+
+def test_a_run_the_watch_stopped_offers_only_checkpoints_saved_before_its_failure(tmp_path):
+    run = tmp_path / "v0-a"
+    before = make_checkpoint(run, 200, mtime=1000)
+    make_checkpoint(run, 300, mtime=2000)
+    assert newest_checkpoint(tmp_path).name == "checkpoint-300"
+    (run / STOPPED).write_text(json.dumps({"rule": "reward-collapse", "step": 320, "since": 260}))
+    assert newest_checkpoint(tmp_path) == before
+    resumed = make_checkpoint(tmp_path / "v1-b", 400, mtime=3000)  # the run resumed from there: its own folder
+    assert newest_checkpoint(tmp_path) == resumed
 
 
 def test_record_round_trips_flags_with_newlines(tmp_path):

@@ -37,10 +37,11 @@ from ..core.errors import LaunchError, SettingError
 from ..core.files import held_out_path
 from ..core.processes import Children, Interrupted
 from ..core.vllm_cpu import EAGER, installed_vllm
+from ..watch.live import FATAL_STATUS, LiveWatch, WatchStopped
 from .commands import Command
 from .flags import Flags
-from .runs import is_complete, keep_previous
-from .settings import parse_bool, positive_int
+from .runs import is_complete, keep_previous, newest_checkpoint
+from .settings import parse_bool, positive_int, watch_mode
 
 __all__ = ["SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "demo", "detect_hardware", "grpo_command", "stages"]
 
@@ -126,6 +127,7 @@ class DemoPlan:
     grpo_evals: int = 1
     seed: int = 0
     dry_run: bool = False
+    watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
     python: str = sys.executable
 
     @classmethod
@@ -148,6 +150,7 @@ class DemoPlan:
             grpo_evals=positive_int(env, "GRPO_EVALS", scale.grpo_evals),
             seed=positive_int(env, "SEED", 0, minimum=0),
             dry_run=parse_bool("DRY_RUN", env.get("DRY_RUN", "")),
+            watch=watch_mode(env),
         )
 
     @classmethod
@@ -244,6 +247,7 @@ class Stage:
     fresh: Path | None = None
     checkpoint: Path | None = None
     scores: tuple[Path, ...] = ()  # evaluate folders whose accuracy is shown once the stage ends
+    watched: Path | None = None  # the GRPO output folder whose logging.jsonl the watch judges while the stage runs
 
 
 def stages(plan: DemoPlan) -> list[Stage]:
@@ -278,7 +282,7 @@ def stages(plan: DemoPlan) -> list[Stage]:
         Stage("evaluate the SFT checkpoint", evaluation("sft"), scores=(evals / "sft",)),
         Stage(f"swift rlhf --rlhf_type grpo: {plan.grpo_steps} steps from the SFT checkpoint -> "
               f"{plan.output_dir / 'grpo'}", (grpo_command(plan),),
-              fresh=plan.output_dir / "grpo", checkpoint=grpo[final]),
+              fresh=plan.output_dir / "grpo", checkpoint=grpo[final], watched=plan.output_dir / "grpo"),
         Stage("evaluate every GRPO checkpoint", evaluation(*grpo), scores=tuple(evals / name for name in grpo)),
         Stage("the figure and the before/after table", (
             plan.package("swift_plugins", "plot", str(plan.output_dir / "grpo"), "--out",
@@ -338,10 +342,17 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
     for number, stage in enumerate(stages(plan), 1):
         console.show(f"\n==> [{_elapsed(started)}] {number}/8 {stage.title}")
         try:
-            _run_stage(stage, children)
+            _run_stage(stage, children, plan.watch)
         except Interrupted:
             console.note(f"interrupted during stage {number}/8; a rerun starts the stages afresh")
             raise
+        except WatchStopped as stop:
+            children.stop()
+            console.error(f"the watch stopped the GRPO stage: {stop.verdict.line()}")
+            checkpoint = newest_checkpoint(stage.watched)
+            console.note(f"newest complete GRPO checkpoint saved before step {stop.verdict.since}: {checkpoint}; "
+                         f"change the setting ({stop.verdict.advice}) and run the demo again")  # fmt: skip
+            return FATAL_STATUS
     print((plan.output_dir / "comparison.md").read_text())
     console.show(f"{plan.scale.name}-scale learning demo done in {_elapsed(started)}: figure "
                  f"{plan.output_dir / 'curves.png'}, table {plan.output_dir / 'comparison.md'}")  # fmt: skip
@@ -354,13 +365,20 @@ def _elapsed(started: float) -> str:
     return f"{minutes}m{seconds:02d}s"
 
 
-def _run_stage(stage: Stage, children: Children) -> None:
+def _run_stage(stage: Stage, children: Children, watch_mode: str) -> None:
     note = keep_previous(stage.fresh) if stage.fresh is not None else None
     if note:
         children.console.note(note)
     for command in stage.commands:
+        watch = None
+        if stage.watched is not None and watch_mode != "off":
+            watch = LiveWatch(stage.watched, children.console, time.time(), stop=watch_mode == "stop")
         process = children.start_process(command.argv, command.environment(os.environ), Path(command.log))
-        if process.wait() != 0:
+        while process.poll() is None:
+            if watch is not None:
+                watch.poll()
+            time.sleep(0.5)
+        if process.returncode != 0:
             raise LaunchError(f"{command.title} failed (status {process.returncode}): see {command.log}")
     if stage.checkpoint is not None and not is_complete(stage.checkpoint):
         raise LaunchError(f"{stage.checkpoint} was not written: see {stage.commands[-1].log}")

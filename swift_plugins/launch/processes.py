@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from ..core.console import Console
 from ..core.errors import LaunchError
+from ..watch.live import LiveWatch
 
 __all__ = ["follow_trainer", "serve_until_stopped", "show_tail", "wait_for_health"]
 
@@ -68,15 +69,19 @@ def follow_trainer(
     server_log: Path,
     lines: int,
     console: Console,
+    watch: LiveWatch | None = None,
 ) -> int:
     """Copy the trainer's log to stdout until it exits; return its status.  A rollout server that dies meanwhile
-    aborts the run: the trainer would otherwise hang until its own vLLM timeout."""
+    aborts the run: the trainer would otherwise hang until its own vLLM timeout.  ``watch`` judges the trainer's
+    ``logging.jsonl`` meanwhile (and raises :class:`~swift_plugins.watch.live.WatchStopped` to stop the run)."""
     with log.open("rb") as source:
         while trainer.poll() is None:
             _copy(source)
             if server is not None and server.poll() is not None:
                 show_tail(server_log, "rollout server", lines, console)
                 raise LaunchError("rollout server exited during training; stopping the trainer")
+            if watch is not None:
+                watch.poll()
             time.sleep(POLL_SECONDS)
         _copy(source)
     return trainer.returncode

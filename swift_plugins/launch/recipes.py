@@ -19,6 +19,8 @@ from pathlib import Path
 from ..core.console import Console
 from ..core.errors import LaunchError, SettingError
 from ..core.processes import Children
+from ..watch.live import FATAL_STATUS, WATCH_LOG, LiveWatch, WatchStopped
+from ..watch.rules import Thresholds
 from .advice import advise
 from .checks import check_host, check_plan
 from .commands import Command, Plan, rollout_command, trainer_command, trainer_flags
@@ -75,7 +77,12 @@ def launch(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path
     write_record(settings.output_dir, settings.record, settings.script, commands, console)
     if settings.smoke:
         _build_smoke(settings, python, console)
-    status = _run(plan, children)
+    try:
+        status = _run(plan, children)
+    except WatchStopped as stop:
+        children.stop()
+        _report_stop(plan, extra, stop, console)
+        return FATAL_STATUS
     if status == 0:
         _report_success(plan, python, time.monotonic() - started, console)
     return status
@@ -107,12 +114,37 @@ def _run(plan: Plan, children: Children) -> int:
         serve_until_stopped(server, Path(plan.rollout.log), lines, console)
     if settings.layout.node:  # the server of another host
         wait_for_health(settings.health_url, settings.rollout_timeout, None, Path(), lines, console)
+    watch = None
+    if settings.watch != "off" and settings.node_rank == 0:  # rank 0 writes the log
+        thresholds = Thresholds.plumbing() if settings.smoke else Thresholds()
+        watch = LiveWatch(_swift_output(plan), console, time.time(), thresholds, stop=settings.watch == "stop")
     process = _start(plan.trainer, children)
     server_log = Path(plan.rollout.log if plan.rollout else "")
-    status = follow_trainer(process, Path(plan.trainer.log), server, server_log, lines, console)
+    status = follow_trainer(process, Path(plan.trainer.log), server, server_log, lines, console, watch)
     if status:
         console.note(f"trainer exited with status {status}; see {plan.trainer.log}")
     return status
+
+
+def _swift_output(plan: Plan) -> Path:
+    """The trainer's ``--output_dir`` (OUTPUT_DIR unless an extra flag moved it): where its run folders go."""
+    return Path(plan.flags.value("output_dir") or plan.settings.output_dir)
+
+
+def _report_stop(plan: Plan, extra: Sequence[str], stop: WatchStopped, console: Console) -> None:
+    """After the watch stopped the run: the rule, the checkpoint to go on from and the command that does."""
+    settings, verdict = plan.settings, stop.verdict
+    console.error(f"the watch stopped the run: {verdict.line()}")
+    console.note(f"verdicts so far: {settings.output_dir / WATCH_LOG}")
+    checkpoint = newest_checkpoint(_swift_output(plan))
+    if checkpoint is None:
+        console.note(f"no complete checkpoint was saved before step {verdict.since}: start again with the setting "
+                     f"changed ({verdict.advice})")  # fmt: skip
+        return
+    console.note(f"newest complete checkpoint saved before the failure began (step {verdict.since}): {checkpoint}")
+    console.note(f"what to change: {verdict.advice}; then, with this run's other settings, go on from it with:")
+    words = ["RESUME=auto", f"OUTPUT_DIR={settings.output_dir}", "bash", str(settings.repo / "shell" / settings.script)]
+    print(shlex.join(words + list(extra)), flush=True)
 
 
 def smoke_builds(settings: Settings, python: str) -> list[list[str]]:

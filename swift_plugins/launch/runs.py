@@ -23,6 +23,7 @@ from pathlib import Path
 from ..core.console import Console
 from ..core.errors import SettingError
 from ..core.files import write_text
+from ..watch.live import stopped_since
 from .commands import Command
 from .flags import Flags
 from .settings import Settings
@@ -88,12 +89,19 @@ def is_complete(checkpoint: Path) -> bool:
 
 def newest_checkpoint(folder: Path) -> Path | None:
     """The complete ``checkpoint-N`` with the highest N (the most recent on a tie) in ``folder``'s ms-swift version
-    folders (``v*-*/``) or, where swift ran with ``--add_version false``, in ``folder`` itself; None if none."""
-    found = [
-        (int(path.name.rsplit("-", 1)[1]), path.stat().st_mtime, path)
-        for path in [*folder.glob("v*-*/checkpoint-*"), *folder.glob("checkpoint-*")]
-        if path.name.rsplit("-", 1)[1].isdigit() and path.is_dir() and is_complete(path)
-    ]
+    folders (``v*-*/``) or, where swift ran with ``--add_version false``, in ``folder`` itself; None if none.
+
+    A run folder that the watch stopped (:func:`~swift_plugins.watch.live.stopped_since`) offers only the
+    checkpoints saved before its failure began.
+    """
+    found = []
+    for path in [*folder.glob("v*-*/checkpoint-*"), *folder.glob("checkpoint-*")]:
+        step = path.name.rsplit("-", 1)[1]
+        if not (step.isdigit() and path.is_dir() and is_complete(path)):
+            continue
+        since = stopped_since(path.parent)
+        if since is None or int(step) < since:
+            found.append((int(step), path.stat().st_mtime, path))
     return max(found, key=lambda item: item[:2])[2] if found else None
 
 

@@ -28,8 +28,9 @@ from ..core.files import held_out_path
 from ..tasks import TaskSpec, task_named
 from .layouts import LAYOUTS, GpuSetting, Layout, Recipe, recipe_named
 
-__all__ = ["Settings", "parse_bool", "parse_gpus", "parse_int", "positive_int", "split_words"]
+__all__ = ["Settings", "parse_bool", "parse_gpus", "parse_int", "positive_int", "split_words", "watch_mode"]
 
+WATCH_MODES = ("stop", "warn", "off")
 BOOLEANS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 # A GPU is an index or an id as CUDA_VISIBLE_DEVICES takes it: GPU-<uuid> (or a prefix), MIG-<uuid>,
 # MIG-GPU-<uuid>/<gi>/<ci>.
@@ -165,6 +166,7 @@ class Settings:
     stop_grace: int = 10
     log_tail_lines: int = 40
     resume: bool = False
+    watch: str = "stop"  # WATCH: what the watch over the trainer's log does on a fatal verdict (stop, warn) or off
     smoke: bool = False
     dry_run: bool = False
     no_proxy: str = ""  # the caller's no_proxy and NO_PROXY, merged
@@ -235,6 +237,7 @@ class Settings:
             stop_grace=positive_int(env, "STOP_GRACE_SECONDS", 10, 0),
             log_tail_lines=positive_int(env, "LOG_TAIL_LINES", 40, 0),
             resume=resume == "auto",
+            watch=watch_mode(env),
             smoke=smoke,
             dry_run=flags["DRY_RUN"],
             no_proxy=_no_proxy(env),
@@ -271,6 +274,20 @@ def _fraction(env: Mapping[str, str], default: str) -> str:
     if not ok:
         raise SettingError(f"VLLM_GPU_MEMORY_UTILIZATION must be a fraction of the card in (0, 1], got {value!r}")
     return value
+
+
+def watch_mode(env: Mapping[str, str]) -> str:
+    """``WATCH``: what the watch over a trainer's log does on a fatal verdict (stop, the default, or warn), or off.
+
+    >>> watch_mode({}), watch_mode({"WATCH": "warn"})
+    ('stop', 'warn')
+    """
+    mode = env.get("WATCH") or "stop"
+    if mode not in WATCH_MODES:
+        raise SettingError(
+            f"WATCH={mode!r}: use stop (the default: a fatal verdict stops the run), warn (only warn) or off"
+        )
+    return mode
 
 
 def _check_renamed_ports(env: Mapping[str, str]) -> None:
