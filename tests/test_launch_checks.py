@@ -1,5 +1,6 @@
-"""Unit tests of swift_plugins.launch.checks (ms-swift's batch arithmetic is checked against ms-swift itself in
-tests/test_launchers.py::test_flags_parse_with_installed_ms_swift, in the one swift import)."""
+"""Unit tests of swift_plugins.launch.checks and of the host checks it calls (swift_plugins.doctor.host); ms-swift's
+batch arithmetic is checked against ms-swift itself in
+tests/test_launchers.py::test_flags_parse_with_installed_ms_swift, in the one swift import."""
 
 import os
 import sys
@@ -7,15 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from swift_plugins.launch.checks import (
-    check_batches,
-    check_gpus,
-    check_host,
-    check_plan,
-    check_port,
-    port_is_free,
-    swift_interpreter,
-)
+from swift_plugins.doctor.host import check_gpus, swift_interpreter
+from swift_plugins.launch.checks import check_batches, check_host, check_plan, check_port, port_is_free
 from swift_plugins.launch.commands import Command, Plan
 from swift_plugins.launch.flags import Flags
 from swift_plugins.launch.settings import SettingError
