@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from swift_plugins.launch.processes import WATCH_LOG
 from swift_plugins.launch.runs import is_complete, newest_checkpoint
-from swift_plugins.watch.live import FATAL_STATUS, STOPPED, WATCH_LOG
+from swift_plugins.watch.live import FATAL_STATUS, STOPPED
 from swift_plugins.watch.log import read_steps
 from swift_plugins.watch.rules import Thresholds
 

@@ -1,5 +1,5 @@
 """Unit tests of swift_plugins.core.processes and launch.processes: whole trees stopped, TERM then KILL, health without
-proxies, a trainer's log followed."""
+proxies, a trainer's log followed and watched."""
 
 import http.server
 import os
@@ -7,12 +7,15 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
 from swift_plugins.core.errors import LaunchError
 from swift_plugins.core.processes import Children, Interrupted, live_tree
-from swift_plugins.launch.processes import follow_trainer, show_tail, wait_for_health
+from swift_plugins.launch.processes import follow_trainer, show_tail, wait_for_health, watcher
+from swift_plugins.watch.live import STOPPED, WatchStopped, stopped_since
+from swift_plugins.watch.rules import Thresholds
 
 from . import helpers
 from .helpers import kept_signal_handlers, wait_until
@@ -121,3 +124,35 @@ def test_a_log_tail_is_its_last_lines_between_markers(tmp_path):
     assert said.stream.getvalue() == (
         f"t.sh: ---- last 2 lines of rollout server ({log}) ----\ntwo\nthree\nt.sh: ---- end of rollout server ----\n"
     )
+
+
+NAN_STEPS = "".join(f'{{"reward": 0.5, "loss": NaN, "global_step/max_steps": "{step}/9"}}\n' for step in range(1, 5))
+
+
+@pytest.mark.parametrize("mode", ["stop", "warn", "off"])
+def test_the_watch_of_a_trainer_stops_warns_or_stays_off(tmp_path, mode):
+    said, record = helpers.console(), tmp_path / "watch.log"
+    (tmp_path / "v0-old").mkdir()
+    (tmp_path / "v0-old" / "logging.jsonl").write_text(NAN_STEPS)  # a log of an earlier run: not this one's
+    os.utime(tmp_path / "v0-old" / "logging.jsonl", (1, 1))
+    watch = watcher(tmp_path, mode, Thresholds(), record, said)
+    if mode == "off":
+        assert watch is None
+        return
+    watch()  # no log of this run yet
+    assert said.stream.getvalue() == ""
+    (tmp_path / "v1-new").mkdir()
+    (tmp_path / "v1-new" / "logging.jsonl").write_text(NAN_STEPS)
+    time.sleep(2.1)  # the watch reads every 2 s
+    if mode == "stop":
+        with pytest.raises(WatchStopped) as stopped:
+            watch()
+        assert stopped.value.verdict.rule == "non-finite" and stopped.value.run == tmp_path / "v1-new"
+        assert stopped_since(tmp_path / "v1-new") == 0 and not (tmp_path / "v0-old" / STOPPED).exists()
+    else:
+        watch()
+        assert "(WATCH=warn: the run goes on)" in said.stream.getvalue()
+    lines = record.read_text().splitlines()
+    assert [line.split(" ", 2)[2].split(":")[0] for line in lines] == ["warning", "fatal"]
+    assert all(f"watch: {line.split(' ', 2)[2]}" in said.stream.getvalue() for line in lines)
+

@@ -37,9 +37,11 @@ from ..core.errors import LaunchError, SettingError
 from ..core.files import held_out_path
 from ..core.processes import Children, Interrupted
 from ..core.vllm_cpu import EAGER, installed_vllm
-from ..watch.live import FATAL_STATUS, LiveWatch, WatchStopped
+from ..watch.live import FATAL_STATUS, WatchStopped
+from ..watch.rules import Thresholds
 from .commands import Command
 from .flags import Flags
+from .processes import WATCH_LOG, watcher
 from .runs import is_complete, keep_previous, newest_checkpoint
 from .settings import parse_bool, positive_int, watch_mode
 
@@ -371,12 +373,13 @@ def _run_stage(stage: Stage, children: Children, watch_mode: str) -> None:
         children.console.note(note)
     for command in stage.commands:
         watch = None
-        if stage.watched is not None and watch_mode != "off":
-            watch = LiveWatch(stage.watched, children.console, time.time(), stop=watch_mode == "stop")
+        if stage.watched is not None:
+            record = stage.watched.parent / WATCH_LOG
+            watch = watcher(stage.watched, watch_mode, Thresholds(), record, children.console)
         process = children.start_process(command.argv, command.environment(os.environ), Path(command.log))
         while process.poll() is None:
             if watch is not None:
-                watch.poll()
+                watch()
             time.sleep(0.5)
         if process.returncode != 0:
             raise LaunchError(f"{command.title} failed (status {process.returncode}): see {command.log}")

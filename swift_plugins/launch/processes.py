@@ -12,16 +12,19 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from ..core.console import Console
 from ..core.errors import LaunchError
-from ..watch.live import LiveWatch
+from ..watch.live import LiveWatch, stop_on_fatal
+from ..watch.rules import Thresholds
 
-__all__ = ["follow_trainer", "serve_until_stopped", "show_tail", "wait_for_health"]
+__all__ = ["WATCH_LOG", "follow_trainer", "serve_until_stopped", "show_tail", "wait_for_health", "watcher"]
 
 POLL_SECONDS = 0.1
+WATCH_LOG = "watch.log"  # beside the run's other logs: every verdict of the watch, one line each
 
 
 def show_tail(log: Path, title: str, lines: int, console: Console) -> None:
@@ -69,11 +72,11 @@ def follow_trainer(
     server_log: Path,
     lines: int,
     console: Console,
-    watch: LiveWatch | None = None,
+    watch: Callable[[], object] | None = None,
 ) -> int:
     """Copy the trainer's log to stdout until it exits; return its status.  A rollout server that dies meanwhile
     aborts the run: the trainer would otherwise hang until its own vLLM timeout.  ``watch`` judges the trainer's
-    ``logging.jsonl`` meanwhile (and raises :class:`~swift_plugins.watch.live.WatchStopped` to stop the run)."""
+    ``logging.jsonl`` meanwhile (:func:`watcher`)."""
     with log.open("rb") as source:
         while trainer.poll() is None:
             _copy(source)
@@ -81,7 +84,7 @@ def follow_trainer(
                 show_tail(server_log, "rollout server", lines, console)
                 raise LaunchError("rollout server exited during training; stopping the trainer")
             if watch is not None:
-                watch.poll()
+                watch()
             time.sleep(POLL_SECONDS)
         _copy(source)
     return trainer.returncode
@@ -100,3 +103,29 @@ def serve_until_stopped(server: subprocess.Popen, log: Path, lines: int, console
         time.sleep(1)
     show_tail(log, "rollout server", lines, console)
     raise LaunchError(f"rollout server exited (status {server.returncode}); see {log}")
+
+
+def watcher(
+    where: Path, mode: str, thresholds: Thresholds, record: Path, console: Console
+) -> Callable[[], None] | None:
+    """What to call while a trainer runs (None with ``WATCH=off``): judge its log under ``where``, say each verdict
+    (also appended to ``record``) and, with ``WATCH=stop``, raise :class:`~swift_plugins.watch.live.WatchStopped` at
+    a fatal one."""
+    if mode == "off":
+        return None
+
+    def say(line: str) -> None:
+        if mode == "warn" and line.startswith("fatal"):
+            line += " (WATCH=warn: the run goes on)"
+        console.warn(f"watch: {line}")
+        with record.open("a", encoding="utf-8") as file:
+            file.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}\n")
+
+    live = LiveWatch(where, say, thresholds, started=time.time())
+
+    def check() -> None:
+        verdicts = live.poll()
+        if mode == "stop":
+            stop_on_fatal(verdicts, live)
+
+    return check

@@ -19,13 +19,13 @@ from pathlib import Path
 from ..core.console import Console
 from ..core.errors import LaunchError, SettingError
 from ..core.processes import Children
-from ..watch.live import FATAL_STATUS, WATCH_LOG, LiveWatch, WatchStopped
+from ..watch.live import FATAL_STATUS, WatchStopped
 from ..watch.rules import Thresholds
 from .advice import advise
 from .checks import check_host, check_plan
 from .commands import Command, Plan, rollout_command, trainer_command, trainer_flags
 from .flags import Flags
-from .processes import follow_trainer, serve_until_stopped, wait_for_health
+from .processes import WATCH_LOG, follow_trainer, serve_until_stopped, wait_for_health, watcher
 from .runs import keep_previous, newest_checkpoint, resume_flags, write_record
 from .settings import Settings
 
@@ -114,10 +114,9 @@ def _run(plan: Plan, children: Children) -> int:
         serve_until_stopped(server, Path(plan.rollout.log), lines, console)
     if settings.layout.node:  # the server of another host
         wait_for_health(settings.health_url, settings.rollout_timeout, None, Path(), lines, console)
-    watch = None
-    if settings.watch != "off" and settings.node_rank == 0:  # rank 0 writes the log
-        thresholds = Thresholds.plumbing() if settings.smoke else Thresholds()
-        watch = LiveWatch(_swift_output(plan), console, time.time(), thresholds, stop=settings.watch == "stop")
+    thresholds = Thresholds.plumbing() if settings.smoke else Thresholds()  # a random model fails on output by design
+    mode = settings.watch if settings.node_rank == 0 else "off"  # rank 0 writes the log
+    watch = watcher(_swift_output(plan), mode, thresholds, settings.output_dir / WATCH_LOG, console)
     process = _start(plan.trainer, children)
     server_log = Path(plan.rollout.log if plan.rollout else "")
     status = follow_trainer(process, Path(plan.trainer.log), server, server_log, lines, console, watch)
@@ -144,7 +143,7 @@ def _report_stop(plan: Plan, extra: Sequence[str], stop: WatchStopped, console: 
     console.note(f"newest complete checkpoint saved before the failure began (step {verdict.since}): {checkpoint}")
     console.note(f"what to change: {verdict.advice}; then, with this run's other settings, go on from it with:")
     words = ["RESUME=auto", f"OUTPUT_DIR={settings.output_dir}", "bash", str(settings.repo / "shell" / settings.script)]
-    print(shlex.join(words + list(extra)), flush=True)
+    print(f"\n{shlex.join(words + list(extra))}", flush=True)  # on a line of its own after the trainer's log
 
 
 def smoke_builds(settings: Settings, python: str) -> list[list[str]]:

@@ -20,12 +20,11 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import DataError
-from .live import FATAL_STATUS
-from .log import GRPO_KEYS, LogTail, find_log, is_grpo, read_records, step_records
-from .rules import Thresholds, Verdict, Watch
+from .live import FATAL_STATUS, LiveWatch
+from .log import find_log
+from .rules import Thresholds, Watch
 
 __all__ = ["add_watch_command", "watch_run"]
 
@@ -63,19 +62,8 @@ def add_watch_command(commands: argparse._SubParsersAction) -> argparse.Argument
     return command
 
 
-def _say(verdicts: list[Verdict]) -> None:
-    for verdict in verdicts:
-        print(verdict.line(), file=sys.stderr, flush=True)
-
-
-def _check_grpo(log: Path, steps: list[dict[str, Any]]) -> None:
-    if not steps:
-        raise DataError(f"{log}: no training step logged (empty or only summary lines)")
-    if not is_grpo(steps):
-        raise DataError(
-            f"{log}: none of its {len(steps)} step records has a GRPO key ({', '.join(GRPO_KEYS)}, "
-            f"rewards/<Name>/mean, completions/…): a log from another trainer (SFT, DPO?); watch judges GRPO runs"
-        )
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _finish(watch: Watch, ended: str = "") -> None:
@@ -92,47 +80,16 @@ def _finish(watch: Watch, ended: str = "") -> None:
 
 def watch_run(args: argparse.Namespace) -> None:
     """Judge the log of ``args.run_dir`` (following it with ``args.follow``); exits 3 on a fatal verdict."""
-    watch = Watch(Thresholds.plumbing() if args.plumbing else Thresholds())
+    if not args.follow or not args.run_dir.exists():
+        find_log(args.run_dir)  # the one-line refusal of a path without a log (--follow waits in a folder)
+    thresholds = Thresholds.plumbing() if args.plumbing else Thresholds()
+    live = LiveWatch(args.run_dir, _say, thresholds, interval=0)
     if args.follow:
-        _follow(watch, args.run_dir, args.interval)
-        return
-    log = find_log(args.run_dir)
-    steps = step_records(read_records(log))
-    _check_grpo(log, steps)
-    for record in steps:
-        _say(watch.add(record))
-    _finish(watch)
-
-
-def _follow(watch: Watch, path: Path, interval: float) -> None:
-    tail: LogTail | None = None
-    checked = False
-    last = time.monotonic()
-    while True:
-        if tail is None:
-            try:
-                tail, last = LogTail(find_log(path)), time.monotonic()
-            except DataError:
-                if not path.is_dir():  # a missing path; an existing folder may not have its log yet
-                    raise
-        steps = tail.read() if tail is not None else []
-        now = time.monotonic()
-        if steps:
-            if not checked:
-                _check_grpo(tail.path, steps)
-                checked = True
-            for record in steps:
-                _say(watch.add(record))
-                if watch.fatal:
-                    _finish(watch)
-            last = now
-        elif tail is not None and not tail.finished:
-            _say(watch.idle(now - last))
-            if watch.fatal:
-                _finish(watch)
-        if tail is not None and tail.finished:
-            if not checked:
-                _check_grpo(tail.path, steps)
-            _finish(watch, ended="; training finished")
-            return
-        time.sleep(interval)
+        _say(f"following {args.run_dir} every {args.interval:g} s until the run ends or fails; Ctrl-C stops")
+    live.poll()
+    while args.follow and not live.finished and live.watch.fatal is None:
+        time.sleep(args.interval)
+        live.poll()
+    if live.watch.steps == 0:
+        raise DataError(f"{live.tail.path}: no training step logged (empty or only summary lines)")
+    _finish(live.watch, ended="; training finished" if args.follow and live.finished else "")

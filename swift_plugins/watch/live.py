@@ -1,21 +1,24 @@
-"""The watch beside a running trainer: the launcher's side of :mod:`.rules`.
+"""The watch over a run that is still going: its log found, read as it grows, judged, each verdict said.
 
-:class:`LiveWatch` finds the ``logging.jsonl`` the trainer started writing (under its ``--output_dir``, newer than
-the launch: a resumed run's earlier logs are not judged), feeds each new step record to a :class:`~.rules.Watch`,
-prints every new verdict as one line and appends it to ``watch.log``. On a fatal verdict it raises
-:class:`WatchStopped` (``WATCH=stop``) after marking the run folder (:data:`STOPPED`): the launcher then stops the
-run as Ctrl-C does, and ``RESUME=auto`` passes over the checkpoints saved once the failure had begun.
+:class:`LiveWatch` serves ``python -m swift_plugins watch --follow`` and the launcher alike. It finds the run's
+``logging.jsonl`` once the trainer has written one (under what ``plot`` takes; with ``started``, only a log written
+since then: a resumed run's earlier logs are not judged), feeds each new step record to a :class:`~.rules.Watch`
+(the stall rule from the time since the last new record) and passes every new verdict's line to ``say``.
 
->>> import io, tempfile, time
->>> from ..core.console import Console
+The launcher stops the run on a fatal verdict through :func:`stop_on_fatal`: it marks the run folder
+(:data:`STOPPED`) and raises :class:`WatchStopped`; the launcher then stops the run as Ctrl-C does, and
+``RESUME=auto`` passes over the checkpoints saved once the failure had begun (:func:`stopped_since`).
+
+>>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
->>> watch = LiveWatch(folder, Console("t.sh", io.StringIO()), started=time.time(), interval=0)
+>>> watch = LiveWatch(folder, say=print, interval=0)
 >>> (folder / "v0-1").mkdir()
->>> _ = (folder / "v0-1" / "logging.jsonl").write_text('{"loss": NaN, "global_step/max_steps": "1/9"}\\n' * 3)
->>> watch.poll()
+>>> lines = [f'{{"reward": 1.0, "loss": NaN, "global_step/max_steps": "{step}/9"}}\\n' for step in (1, 2, 3)]
+>>> _ = (folder / "v0-1" / "logging.jsonl").write_text("".join(lines))
+>>> stop_on_fatal(watch.poll(), watch)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-swift_plugins.watch.live.WatchStopped: fatal: non-finite ...
+swift_plugins.watch.live.WatchStopped: fatal: non-finite at step 3 (failing since step 0): ...
 >>> stopped_since(folder / "v0-1")
 0
 """
@@ -24,18 +27,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from ..core.console import Console
-from ..core.errors import LaunchError
-from .log import LOG_NAME, LogTail
+from ..core.errors import DataError, LaunchError
+from .log import GRPO_KEYS, LogTail, find_log, is_grpo
 from .rules import Thresholds, Verdict, Watch
 
-__all__ = ["FATAL_STATUS", "STOPPED", "WATCH_LOG", "LiveWatch", "WatchStopped", "stopped_since"]
+__all__ = ["FATAL_STATUS", "STOPPED", "LiveWatch", "WatchStopped", "stop_on_fatal", "stopped_since"]
 
 # The exit status of a run the watch stopped and of `python -m swift_plugins watch` on a fatal verdict (2: bad input).
 FATAL_STATUS = 3
-WATCH_LOG = "watch.log"  # in the launcher's OUTPUT_DIR: every verdict, one line each
 STOPPED = "watch-stopped.json"  # in the swift run folder the watch stopped: its fatal verdict
 
 
@@ -57,34 +59,40 @@ def stopped_since(run: Path) -> int | None:
 
 
 class LiveWatch:
-    """Judges the log of the trainer writing under ``output_dir`` every ``interval`` seconds (see the module)."""
+    """Judges the growing log under ``where`` (a ``logging.jsonl``, a run folder or an ``--output_dir``) at most
+    every ``interval`` seconds; ``say`` gets each new verdict's line."""
 
     def __init__(
         self,
-        output_dir: Path,
-        console: Console,
-        started: float,
+        where: Path,
+        say: Callable[[str], object],
         thresholds: Thresholds | None = None,
-        stop: bool = True,
+        started: float = 0.0,
         interval: float = 2.0,
     ) -> None:
-        self.output_dir, self.console, self.started = Path(output_dir), console, started
+        self.where, self.say, self.started, self.interval = Path(where), say, started, interval
         self.watch = Watch(thresholds or Thresholds())
-        self.stop, self.interval = stop, interval
         self.tail: LogTail | None = None
         self._next = 0.0
         self._last_record = time.monotonic()
 
+    @property
+    def finished(self) -> bool:
+        """Whether the log's summary line (``train_runtime``) has been read: training ended."""
+        return self.tail is not None and self.tail.finished
+
     def _find_log(self) -> Path | None:
-        """The newest ``logging.jsonl`` under ``output_dir`` written since the launch (none before: a resumed run's
-        earlier logs stay out)."""
-        logs = [self.output_dir / LOG_NAME, *self.output_dir.glob(f"v*-*/{LOG_NAME}")]
-        fresh = [log for log in logs if log.is_file() and log.stat().st_mtime >= self.started]
-        return max(fresh, key=lambda log: log.stat().st_mtime) if fresh else None
+        try:
+            log = find_log(self.where)
+        except DataError:
+            if self.where.is_dir():  # the trainer has not written its log yet
+                return None
+            raise
+        return log if log.stat().st_mtime >= self.started else None
 
     def poll(self) -> list[Verdict]:
-        """Judge what the trainer logged since the last poll (at most every ``interval`` seconds); say each new
-        verdict; raise :class:`WatchStopped` on a fatal one when stopping. Returns the new verdicts."""
+        """Judge what was logged since the last poll (none sooner than ``interval`` seconds after it); say each new
+        verdict and return them. :class:`DataError` when the log is not a GRPO trainer's."""
         now = time.monotonic()
         if now < self._next:
             return []
@@ -94,28 +102,28 @@ class LiveWatch:
             if log is None:
                 return []
             self.tail, self._last_record = LogTail(log), now
-        verdicts = []
         records = self.tail.read()
-        for record in records:
-            verdicts += self.watch.add(record)
+        if records and self.watch.steps == 0 and not is_grpo(records):
+            raise DataError(
+                f"{self.tail.path}: no GRPO key ({', '.join(GRPO_KEYS)}, rewards/<Name>/mean, completions/…) in its "
+                "step records: a log from another trainer (SFT, DPO?); watch judges GRPO runs"
+            )
+        verdicts = [verdict for record in records for verdict in self.watch.add(record)]
         if records:
             self._last_record = now
-        else:
+        elif not self.finished:
             verdicts += self.watch.idle(now - self._last_record)
         for verdict in verdicts:
-            self._say(verdict)
-        fatal = next((verdict for verdict in verdicts if verdict.fatal), None)
-        if fatal is not None and self.stop:
-            run = self.tail.path.parent
-            (run / STOPPED).write_text(json.dumps({"rule": fatal.rule, "step": fatal.step, "since": fatal.since,
-                                                   "line": fatal.line()}) + "\n", encoding="utf-8")  # fmt: skip
-            raise WatchStopped(fatal, run)
+            self.say(verdict.line())
         return verdicts
 
-    def _say(self, verdict: Verdict) -> None:
-        line = verdict.line()
-        if verdict.fatal and not self.stop:
-            line += " (WATCH=warn: the run goes on)"
-        self.console.warn(f"watch: {line}")
-        with (self.output_dir / WATCH_LOG).open("a", encoding="utf-8") as record:
-            record.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}\n")
+
+def stop_on_fatal(verdicts: list[Verdict], watch: LiveWatch) -> None:
+    """Raise :class:`WatchStopped` at the first fatal one of ``verdicts``, its run folder marked first."""
+    fatal = next((verdict for verdict in verdicts if verdict.fatal), None)
+    if fatal is None:
+        return
+    run = watch.tail.path.parent
+    record = {"rule": fatal.rule, "step": fatal.step, "since": fatal.since, "line": fatal.line()}
+    (run / STOPPED).write_text(json.dumps(record) + "\n", encoding="utf-8")
+    raise WatchStopped(fatal, run)
