@@ -81,6 +81,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+SYNC_PROBE = TESTS / "plugins" / "sync_probe.py"
+
+
+def run_cpu_smoke(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    """The CPU smoke recipe into ``out`` with the package's plugin and the probe plugin (tests/plugins/sync_probe.py,
+    recording into ``out/sync_probe.jsonl``) loaded, ``extra`` swift rlhf flags after them; swift is this venv's."""
+    env = {
+        **os.environ,
+        "OUTPUT_DIR": str(out),
+        "MASTER_PORT": str(free_port()),
+        "SYNC_PROBE_OUT": str(out / "sync_probe.jsonl"),
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+    }
+    plugins = ["--external_plugins", str(REPO / "swift_plugins" / "plugin.py"), str(SYNC_PROBE)]
+    command = ["bash", str(REPO / "shell" / "countdown_cpu_smoke.sh"), *plugins, *extra]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+
+
 @contextlib.contextmanager
 def busy_port(host: str = "") -> Iterator[int]:
     """A port that something listens on (on ``host``; "": every interface) while the block runs."""

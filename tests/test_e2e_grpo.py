@@ -22,12 +22,11 @@ from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_ans
 from swift_plugins.launch.runs import newest_checkpoint
 from swift_plugins.tools.plot import read_steps
 
-from .helpers import free_port
+from .helpers import SYNC_PROBE, run_cpu_smoke
 
 pytestmark = pytest.mark.e2e
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-PROBE = Path(__file__).with_name("plugins") / "sync_probe.py"
 REWARD_KEYS = ("rewards/CountdownAccuracy/mean", "rewards/ThinkAnswerFormat/mean", "rewards/CountdownProbe/mean")
 STEPS = 3
 TIE = 1e-3  # log-probabilities this close are a tie that float noise may break either way
@@ -38,24 +37,11 @@ TIE = 1e-3  # log-probabilities this close are a tie that float noise may break 
 def smoke_run(repo, tmp_path_factory):
     """The CPU smoke recipe for 3 steps at lr 1e-2 with the probe plugin, a checkpoint each step, one evaluation."""
     out = tmp_path_factory.mktemp("cpu_smoke")
-    env = {
-        **os.environ,
-        "OUTPUT_DIR": str(out),
-        "MASTER_PORT": str(free_port()),
-        "SYNC_PROBE_OUT": str(out / "sync_probe.jsonl"),
-        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-    }
-    extra = ["--external_plugins", str(repo / "swift_plugins" / "plugin.py"), str(PROBE),
-             "--reward_funcs", "external_countdown", "think_answer_format", "countdown_probe", "distinct_characters",
-             "--max_completion_length", "24", "--learning_rate", "1e-2", "--max_steps", str(STEPS),
-             "--save_steps", "1", "--eval_steps", str(STEPS)]  # fmt: skip
-    result = subprocess.run(
-        ["bash", str(repo / "shell" / "countdown_cpu_smoke.sh"), *extra],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    result = run_cpu_smoke(
+        out, "--reward_funcs", "external_countdown", "think_answer_format", "countdown_probe", "distinct_characters",
+        "--max_completion_length", "24", "--learning_rate", "1e-2", "--max_steps", str(STEPS), "--save_steps", "1",
+        "--eval_steps", str(STEPS),
+    )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     checkpoint = newest_checkpoint(out)
     assert checkpoint is not None and checkpoint.name == f"checkpoint-{STEPS}", result.stderr[-2000:]
@@ -138,7 +124,7 @@ def test_vllm_answers_with_the_weights_the_trainer_saved_after_every_sync(smoke_
     run, smoke_model = smoke_run["run"], smoke_run["out"] / "smoke" / "model"
     models = {step: smoke_model if step == 0 else run / f"checkpoint-{step}" for step in sorted(records)}
     result = subprocess.run(
-        [sys.executable, str(PROBE), *map(str, models.values())],
+        [sys.executable, str(SYNC_PROBE), *map(str, models.values())],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(repo)},

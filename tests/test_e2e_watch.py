@@ -9,8 +9,6 @@ saved before the failure began, print the ``RESUME=auto`` command, and leave not
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,37 +19,22 @@ from swift_plugins.watch.live import FATAL_STATUS, STOPPED
 from swift_plugins.watch.log import read_steps
 from swift_plugins.watch.rules import Thresholds
 
-from .helpers import free_port, process_gone
+from .helpers import process_gone, run_cpu_smoke
 
 pytestmark = pytest.mark.e2e
 
-PROBE = Path(__file__).with_name("plugins") / "sync_probe.py"
 MAX_STEPS = 30
 
 
 @pytest.fixture(scope="module")
 def failed_run(repo, tmp_path_factory):
     out = tmp_path_factory.mktemp("nan_run")
-    env = {
-        **os.environ,
-        "OUTPUT_DIR": str(out),
-        "MASTER_PORT": str(free_port()),
-        "SYNC_PROBE_OUT": str(out / "sync_probe.jsonl"),
-        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
-    }
     # The probe's distinct_characters reward varies between completions, so the updates are not zero.
-    extra = ["--external_plugins", str(repo / "swift_plugins" / "plugin.py"), str(PROBE),
-             "--reward_funcs", "external_countdown", "distinct_characters", "--max_completion_length", "16",
-             "--learning_rate", "1e30", "--max_steps", str(MAX_STEPS), "--save_steps", "1",
-             "--eval_steps", str(MAX_STEPS)]  # fmt: skip
-    result = subprocess.run(
-        ["bash", str(repo / "shell" / "countdown_cpu_smoke.sh"), *extra],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    return {"out": out, "result": result, "extra": extra}
+    result = run_cpu_smoke(
+        out, "--reward_funcs", "external_countdown", "distinct_characters", "--max_completion_length", "16",
+        "--learning_rate", "1e30", "--max_steps", str(MAX_STEPS), "--save_steps", "1", "--eval_steps", str(MAX_STEPS),
+    )  # fmt: skip
+    return {"out": out, "result": result}
 
 
 def test_the_watch_stops_the_run_and_names_the_rule(failed_run):
