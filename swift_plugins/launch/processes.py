@@ -1,5 +1,5 @@
-"""What the launcher waits for: a rollout server's health, a trainer's end (its log copied to the terminal),
-a server that must outlive nothing.
+"""What the launcher waits for: a rollout server's health, a trainer's end (its log copied to the terminal, its
+``logging.jsonl`` judged by the watch meanwhile: :func:`watcher`), a server that must outlive nothing.
 
 >>> import io
 >>> from ..core.console import Console
