@@ -155,12 +155,46 @@ def test_gpu_scale_without_a_cuda_device_is_refused_before_anything_runs(tmp_pat
     assert not (tmp_path / "out").exists()
 
 
+def torch_build(tmp_path, cuda: str | None) -> dict:
+    """The environment of a script run whose torch reports ``torch.version.cuda == cuda`` (None: a CPU build).
+
+    The premise is made, not assumed: the installed torch may be a CPU build (make install) or a CUDA one (the GPU
+    stacks' locks, on a machine without a GPU); either way torch sees no device here. A ``sitecustomize`` sets what
+    ``torch.version.cuda`` reports once torch is imported.
+    """
+    site = tmp_path / f"torch-cuda-{cuda}"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import importlib.machinery, sys\n"
+        "class TorchBuild:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name != 'torch.version':\n"
+        "            return None\n"
+        "        spec = importlib.machinery.PathFinder.find_spec(name, path)\n"
+        "        run = spec.loader.exec_module\n"
+        "        def exec_module(module):\n"
+        "            run(module)\n"
+        f"            module.cuda = {cuda!r}\n"
+        "        spec.loader.exec_module = exec_module\n"
+        "        return spec\n"
+        "sys.meta_path.insert(0, TorchBuild())\n"
+    )
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+
+
 def test_a_cpu_torch_on_a_gpu_box_is_named_with_the_fix(tmp_path):
     """nvidia-smi on PATH, but torch is a CPU build (what `make install` makes): the plan says how to get GPU scale."""
     driver = tmp_path / "driver"
     driver.mkdir()
     (driver / "nvidia-smi").symlink_to(REPO / "tests" / "stand_ins" / "nvidia-smi")
-    result = run_script(tmp_path, DRY_RUN="1", PATH=f"{driver}{os.pathsep}{Path(sys.executable).parent}:/usr/bin:/bin")
+    with_driver = f"{driver}{os.pathsep}{Path(sys.executable).parent}:/usr/bin:/bin"
+    without_driver = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    cpu_build, cuda_build = torch_build(tmp_path, None), torch_build(tmp_path, "12.8")
+    result = run_script(tmp_path, DRY_RUN="1", PATH=with_driver, **cpu_build)
+    assert result.returncode == 0, result.stderr
     assert "nvidia-smi is on PATH but torch" in result.stderr and "make clean && make demo TORCH_SPEC=" in result.stderr
-    result = run_script(tmp_path, DRY_RUN="1")
-    assert "CPU build" not in result.stderr
+    for path, build in ((without_driver, cpu_build), (with_driver, cuda_build)):
+        # no driver, or a CUDA torch that sees no device (a GPU stack's lock without a GPU): no CPU-build hint
+        result = run_script(tmp_path, DRY_RUN="1", PATH=path, **build)
+        assert result.returncode == 0, result.stderr
+        assert "torch sees no CUDA device" in result.stderr and "CPU build" not in result.stderr
