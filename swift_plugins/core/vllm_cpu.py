@@ -7,7 +7,9 @@ does nothing elsewhere, so a GPU box runs ms-swift unchanged. Each adaptation an
   swift's in-place ``load_weights`` finds no ``weight_loader`` (``AttributeError``) at the first sync of
   colocate GRPO. The sync goes instead through vLLM's own checkpoint-format reload
   (``model_runner.reload_weights``), which restores each layer, loads the new weights and repacks them: the
-  route ms-swift itself takes for vLLM-Ascend (``rollout_mixin._move_full_model_to_vllm``).
+  route ms-swift itself takes for vLLM-Ascend (``rollout_mixin._move_full_model_to_vllm``). vLLM 0.11's reload
+  takes no weights: there the same steps are taken here (each emptied linear weight made again, the weights
+  loaded in place, every layer repacked).
 - **Device count.** ``swift rollout`` counts CUDA devices only and refuses a CPU (``local_device_count (0)
   must be greater than or equal to ...``); the CPU is one device to vLLM. (Server-mode *training* still
   needs CUDA: swift syncs a server's weights over NCCL.)
@@ -104,7 +106,6 @@ def _count_the_cpu_as_a_device() -> None:
 def _sync_weights_through_reload() -> None:
     import inspect
 
-    import torch
     from swift.rlhf_trainers.rollout_mixin import RolloutTrainerMixin
 
     load = RolloutTrainerMixin._load_state_dict_to_vllm
@@ -112,18 +113,24 @@ def _sync_weights_through_reload() -> None:
         return
 
     def reload_packed_layers(model_runner, state_dict) -> None:
-        # vLLM 0.11's reload_weights() takes no weights (it reads the checkpoint again, into the same emptied
-        # layers), so its steps are done here: give each linear layer whose weight the CPU backend removed (after
-        # packing it for its kernels) a fresh weight with its weight loader, as the layer made it, load, and let
-        # vLLM pack every layer again (the embeddings' kernels too, which keep a packed copy beside the weight).
+        # vLLM 0.11's reload_weights() takes no weights (it reads the checkpoint again), and its CPU backend packs each
+        # linear weight for its kernels and then removes it, leaving nothing to load into. So: give each such layer
+        # a weight again, with its weight loader, as the layer made it (the first sync fills them all), keep it
+        # there, load the given weights in place and pack every layer again from its weight. swift syncs in
+        # buckets (one call per bucket): the weights kept from earlier buckets are what makes a partial load right.
         from vllm.model_executor.layers.linear import WEIGHT_LOADER_V2_SUPPORTED, LinearBase, UnquantizedLinearMethod
-        from vllm.model_executor.model_loader.utils import process_weights_after_loading
+        from vllm.model_executor.layers.utils import dispatch_cpu_unquantized_gemm
+        from vllm.model_executor.layers.vocab_parallel_embedding import UnquantizedEmbeddingMethod
 
         model = model_runner.get_model()
+        packed = []
         for layer in model.modules():
             method = getattr(layer, "quant_method", None)
+            if isinstance(method, UnquantizedEmbeddingMethod):
+                packed.append(layer)  # packed beside its weight (kept): the copy to refresh
             if not (isinstance(layer, LinearBase) and isinstance(method, UnquantizedLinearMethod)):
                 continue
+            packed.append(layer)
             if layer.weight.numel():
                 continue
             v2 = hasattr(layer, "weight_loader_v2") and type(method).__name__ in WEIGHT_LOADER_V2_SUPPORTED
@@ -134,7 +141,8 @@ def _sync_weights_through_reload() -> None:
                 weight_loader=layer.weight_loader_v2 if v2 else layer.weight_loader,
             )  # fmt: skip
         model.load_weights(iter(state_dict.items()))
-        process_weights_after_loading(model, model_runner.model_config, torch.device("cpu"))
+        for layer in packed:
+            dispatch_cpu_unquantized_gemm(layer, remove_weight=False)
 
     @functools.wraps(load)
     def load_state_dict_to_vllm(self, state_dict) -> None:
