@@ -198,6 +198,8 @@ def test_every_other_readme_command_names_what_exists_and_parses(tmp_path):
         elif program == "pip":
             for extras in re.findall(r"\.\[([\w,]+)\]", line):
                 assert all(f"\n{extra} = [" in pyproject for extra in extras.split(",")), line
+            for requirements in re.findall(r"-r (\S+)", line):
+                assert (REPO / requirements).is_file(), line
         elif program == "bash" and rest[0].startswith("shell/"):
             result = subprocess.run(
                 ["bash", "-c", line], cwd=REPO, capture_output=True, text=True, timeout=60,
@@ -208,7 +210,7 @@ def test_every_other_readme_command_names_what_exists_and_parses(tmp_path):
             swift_commands += [(SWIFT_CLASSES[name], argv) for name, (_, argv) in parse_dry_run(result.stdout).items()]
         elif program == "python" and rest[:1] == ["-m"] and rest[1] in PACKAGE_PARSERS:
             package_parser(rest[1]).build_parser().parse_args(rest[2:])  # argparse exits 2 on a bad line
-        elif (program == "python3" and rest[:2] == ["-m", "venv"]) or program == ".":
+        elif (program in ("python3", "python3.12") and rest[:2] == ["-m", "venv"]) or program == ".":
             pass
         elif program == ".venv/bin/pytest":
             markers = [word for word in re.findall(r"\w+", rest[1]) if word != "not"] if rest[:1] == ["-m"] else []
