@@ -18,8 +18,8 @@ from swift_plugins.watch.live import FATAL_STATUS
 
 DATA = Path(__file__).parent / "data"
 H100 = DATA / "h100_grpo_logging.jsonl"  # a healthy 150-step GRPO run of this package on an H100
-CPU_DEMO = DATA / "cpu_demo_grpo_logging.jsonl"  # the CPU demo's 16-step GRPO stage: add it below once it is there
-HEALTHY = [H100]
+CPU_DEMO = DATA / "cpu_demo_grpo_logging.jsonl"  # make demo's 16-step CPU GRPO stage, from its SFT checkpoint
+HEALTHY = [H100, CPU_DEMO]
 
 
 def h100_records() -> list[dict]:
@@ -259,9 +259,10 @@ def watch(*args: object, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
 
 
-def test_watch_exits_0_on_the_healthy_run():
-    result = watch(H100)
-    assert (result.returncode, result.stdout, result.stderr) == (0, "150 steps judged, no fatal verdict\n", "")
+@pytest.mark.parametrize(("log", "steps"), [(H100, 150), (CPU_DEMO, 16)], ids=["h100", "cpu-demo"])
+def test_watch_exits_0_on_the_healthy_runs(log, steps):
+    result = watch(log)
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{steps} steps judged, no fatal verdict\n", "")
 
 
 @pytest.mark.parametrize(("name", "change", "first", "rule"), [b[:4] for b in BROKEN], ids=[b[0] for b in BROKEN])
