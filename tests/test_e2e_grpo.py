@@ -132,8 +132,8 @@ def test_vllm_answers_with_the_weights_the_trainer_saved_after_every_sync(smoke_
     )
     assert result.returncode == 0, result.stderr[-3000:]
     # one JSON line per model; other lines are libraries' chatter (DeepSpeed announces its CPU accelerator on stdout)
-    records = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-    reference = {record["model"]: record["answers"] for record in records}
+    printed = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    reference = {line["model"]: line["answers"] for line in printed}
     for step, model in models.items():
         for vllm_answer, answer in zip(records[step], reference[str(model)], strict=True):
             assert agree(vllm_answer, answer), (step, vllm_answer, answer)
