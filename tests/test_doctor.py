@@ -4,6 +4,7 @@ tests/stand_ins or none; the pure parts (stacks); ms-swift's vLLM plugin left ou
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from swift_plugins.doctor.plugins import PLUGIN_GROUPS
 from swift_plugins.doctor.stacks import FIRST_VLLM_WITH_TRANSFORMERS_5, STACKS, pair_problem
 
 from .helpers import REPO, STAND_INS
@@ -211,7 +213,8 @@ def test_ms_swifts_vllm_plugin_is_left_out_where_it_breaks_vllm(tmp_path, vllm_f
         assert reason is None and value == user_value
     else:
         assert expected in reason and value is not None and "swift_uembed" not in value.split(",")
-        assert "lora_filesystem_resolver" in value.split(",")  # every other installed plugin still loads
+        installed = {entry.name for group in PLUGIN_GROUPS for entry in importlib.metadata.entry_points(group=group)}
+        assert set(filter(None, value.split(","))) == installed - {"swift_uembed"}  # every other plugin still loads
 
 
 def test_the_plugin_leaves_it_out_before_swift_starts_vllm(tmp_path):
