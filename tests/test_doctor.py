@@ -22,7 +22,8 @@ QWEN3_5 = "vllm/model_executor/models/qwen3_5.py"
 
 
 def fake_dist(folder: Path, name: str, version: str, requires=(), record=(), files=None) -> None:
-    """``folder/<name>-<version>.dist-info`` with METADATA, RECORD (``record``) and the ``files`` it lists."""
+    """``folder/<name>-<version>.dist-info`` with METADATA and RECORD (``record``), and the files it lists (``files``:
+    their texts)."""
     info = folder / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True)
     lines = [f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"]
@@ -30,7 +31,8 @@ def fake_dist(folder: Path, name: str, version: str, requires=(), record=(), fil
     (info / "METADATA").write_text("".join(lines))
     if record:
         (info / "RECORD").write_text("".join(f"{path},,\n" for path in record))
-    for path, text in (files or {}).items():
+    # Python 3.12's Distribution.files lists only the RECORD's files that exist: each is written (empty unless given)
+    for path, text in {**dict.fromkeys(record, ""), **(files or {})}.items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text)
 
