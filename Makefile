@@ -51,8 +51,17 @@ test: lint
 # that nothing did. vLLM 0.11's CPU build also needs its own extras (lock.py's CPU_EXTRAS, CPU_BUILD_VERSIONS) and a
 # test-only platform plugin (tests/stacks/).
 STACK_EXTRA_0.11 := ./tests/stacks/vllm0.11-cpu-platform
+# Each stack's venv, measured: 7.3 GB (0.23) and 9.1 GB (0.11), and pip unpacks wheels beside it; checked first, so a
+# full disk fails here in a second and not in pip after half an hour. KEEP_STACK_VENVS=0 removes each stack's venv once
+# its tests pass (.ci/run: the clone is thrown away), so the disk holds one of them at a time.
+STACK_GB_0.23 := 10
+STACK_GB_0.11 := 12
+KEEP_STACK_VENVS ?= 1
 .venv-vllm%/.installed: $(VENV)/.installed requirements/gpu-vllm%.txt requirements/lock.py pyproject.toml
 	rm -rf $(@D)
+	@free=$$(df -Pk . | tail -n 1 | tr -s ' ' | cut -d ' ' -f 4); [ "$$free" -ge $$(( $(STACK_GB_$*) << 20 )) ] || { \
+		echo "make: $(@D) needs about $(STACK_GB_$*) GB of free disk here, $$(( free >> 20 )) GB are free" \
+			"(make clean removes the venvs; KEEP_STACK_VENVS=0 keeps one stack's at a time)" >&2; exit 1; }
 	$(STACK_PYTHON) -m venv $(@D)
 	$(@D)/bin/python -m pip install --quiet --upgrade pip
 	$(BIN)/python requirements/lock.py cpu-build gpu-vllm$* $(@D)/cpu-build.txt
@@ -64,11 +73,13 @@ STACK_EXTRA_0.11 := ./tests/stacks/vllm0.11-cpu-platform
 
 test-vllm0.23: .venv-vllm0.23/.installed
 	.venv-vllm0.23/bin/pytest
+	[ "$(KEEP_STACK_VENVS)" = 1 ] || rm -rf .venv-vllm0.23
 
 # The real vLLM tests, in vLLM 0.11's stack.
 test-vllm0.11: .venv-vllm0.11/.installed
 	.venv-vllm0.11/bin/pytest tests/test_e2e_grpo.py tests/test_e2e_rollout.py \
 		tests/test_learning.py::test_evaluate_through_vllm_gives_transformers_answers
+	[ "$(KEEP_STACK_VENVS)" = 1 ] || rm -rf .venv-vllm0.11
 
 locks: install
 	$(BIN)/python requirements/lock.py
