@@ -156,3 +156,17 @@ def test_the_watch_of_a_trainer_stops_warns_or_stays_off(tmp_path, mode):
     assert [line.split(" ", 2)[2].split(":")[0] for line in lines] == ["warning", "fatal"]
     assert all(f"watch: {line.split(' ', 2)[2]}" in said.stream.getvalue() for line in lines)
 
+
+
+def test_the_watch_waits_for_an_output_folder_the_trainer_has_not_made_yet(tmp_path):
+    # The demo's GRPO stage moves the previous run aside; swift makes the folder only once it starts.
+    output, said = tmp_path / "grpo", helpers.console()
+    watch = watcher(output, "stop", Thresholds(), tmp_path / "watch.log", said)
+    watch()  # neither the folder nor a log yet: nothing to judge, nothing said
+    assert said.stream.getvalue() == ""
+    (output / "v0-new").mkdir(parents=True)
+    (output / "v0-new" / "logging.jsonl").write_text(NAN_STEPS)
+    time.sleep(2.1)  # the watch reads every 2 s
+    with pytest.raises(WatchStopped) as stopped:
+        watch()
+    assert stopped.value.verdict.rule == "non-finite" and stopped.value.run == output / "v0-new"

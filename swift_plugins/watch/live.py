@@ -1,9 +1,10 @@
 """The watch over a run that is still going: its log found, read as it grows, judged, each verdict said.
 
 :class:`LiveWatch` serves ``python -m swift_plugins watch --follow`` and the launcher alike. It finds the run's
-``logging.jsonl`` once the trainer has written one (under what ``plot`` takes; with ``started``, only a log written
-since then: a resumed run's earlier logs are not judged), feeds each new step record to a :class:`~.rules.Watch`
-(the stall rule from the time since the last new record) and passes every new verdict's line to ``say``.
+``logging.jsonl`` once the trainer has written one (under what ``plot`` takes, which need not exist yet: swift makes
+its output folder when it starts; with ``started``, only a log written since then: a resumed run's earlier logs are
+not judged), feeds each new step record to a :class:`~.rules.Watch` (the stall rule from the time since the last new
+record) and passes every new verdict's line to ``say``.
 
 The launcher stops the run on a fatal verdict through :func:`stop_on_fatal`: it marks the run folder
 (:data:`STOPPED`) and raises :class:`WatchStopped`; the launcher then stops the run as Ctrl-C does, and
@@ -84,10 +85,8 @@ class LiveWatch:
     def _find_log(self) -> Path | None:
         try:
             log = find_log(self.where)
-        except DataError:
-            if self.where.is_dir():  # the trainer has not written its log yet
-                return None
-            raise
+        except DataError:  # the trainer has not written its log yet (nor, maybe, made its output folder)
+            return None
         return log if log.stat().st_mtime >= self.started else None
 
     def poll(self) -> list[Verdict]:
