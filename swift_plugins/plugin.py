@@ -1,10 +1,11 @@
 """The ``--external_plugins`` entry: ``swift rlhf ... --external_plugins swift_plugins/plugin.py``.
 
-Registers every task of :mod:`swift_plugins.tasks` (its rewards in ``orms``, its dataset preprocessor for the
-hub ids and for the local files named by ``--dataset``/``--val_dataset`` on the command line), leaves ms-swift's
-own vLLM plugin out of ``VLLM_PLUGINS`` where it would break vLLM's engine (vLLM 0.11 lacks the module it imports;
-:mod:`swift_plugins.doctor.plugins`), and adapts ms-swift to vLLM's CPU build where that is the vLLM installed
-(:mod:`swift_plugins.core.vllm_cpu`). swift imports it while parsing its arguments, before vLLM starts an engine.
+Registers every task and task family of :mod:`swift_plugins.tasks` (its rewards in ``orms``, its dataset
+preprocessor for the hub ids and for the local files named by ``--dataset``/``--val_dataset`` on the command
+line), leaves ms-swift's own vLLM plugin out of ``VLLM_PLUGINS`` where it would break vLLM's engine (vLLM 0.11
+lacks the module it imports; :mod:`swift_plugins.doctor.plugins`), and adapts ms-swift to vLLM's CPU build where
+that is the vLLM installed (:mod:`swift_plugins.core.vllm_cpu`). swift imports it while parsing its arguments,
+before vLLM starts an engine.
 """
 
 import sys
@@ -18,11 +19,10 @@ except ImportError:  # used from a checkout that was not pip-installed
 
 from swift_plugins.core import vllm_cpu
 from swift_plugins.doctor.plugins import leave_out_swift_plugin
-from swift_plugins.tasks import all_tasks
+from swift_plugins.tasks import task_adapters
 
 leave_out_swift_plugin()
 vllm_cpu.install()
-for task in all_tasks():
-    adapter = task.adapter_module()
+for adapter in task_adapters():  # a family's adapter last: its file registrations win over a task's
     adapter.register()
     adapter.register_files(dataset_arguments(sys.argv[1:]))

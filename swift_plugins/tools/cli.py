@@ -1,8 +1,8 @@
-"""``python -m swift_plugins``: the commands every task shares — evaluate, compare, plot, watch, models, doctor.
+"""``python -m swift_plugins``: the commands every task shares — evaluate, compare, plot, watch, models, doctor, gym.
 
 Run with ``--help`` after any command for its options. Task-only commands live in
 ``python -m swift_plugins.countdown`` (generate, audit, solve, score, sft-data) and
-``python -m swift_plugins.gsm8k`` (score).
+``python -m swift_plugins.gsm8k`` (score); reasoning-gym's datasets in ``python -m swift_plugins gym``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 
 from ..core.cli import int_at_least, run_parsed, writing
+from ..core.errors import SettingError
 from ..core.files import atomic_path, check_output
 from ..doctor.report import add_arguments as add_doctor_arguments
-from ..tasks import NAMES, task_named
+from ..gym.cli import add_gym_command
+from ..tasks import task_named
 from ..watch.cli import add_watch_command
 
 __all__ = ["build_parser", "main"]
@@ -56,6 +58,14 @@ def _evaluate(args: argparse.Namespace) -> None:
         )
     print(task_named(args.task).scoring_module().format_report(report))
     print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
+
+
+def _task(name: str) -> str:
+    """An argparse type: a task of the registry (``countdown``, ``gsm8k``, ``gym:<name>``)."""
+    try:
+        return task_named(name).name
+    except SettingError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _stage(text: str) -> tuple[str, Path]:
@@ -110,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
     )
     ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
-    ev.add_argument("--task", choices=NAMES, required=True)
+    ev.add_argument("--task", type=_task, required=True, help="countdown, gsm8k or gym:<name>")
     ev.add_argument("--data", type=Path, required=True, help="held-out rows of the task (e.g. a .test.jsonl file)")
     ev.add_argument(
         "--out",
@@ -150,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plot.set_defaults(run=_plot)
     add_watch_command(commands)
+    add_gym_command(commands)
 
     tiny = commands.add_parser("tiny-model", help="write a tiny random Qwen2.5-shaped model for CPU runs")
     tiny.add_argument("out_dir", type=Path)

@@ -195,8 +195,10 @@ def evaluate(
     model = check_model(model)
     check_data(task, data)
     _check_out_dir(out_dir)
-    scoring = task_named(task).scoring_module()
+    spec = task_named(task)
+    scoring = spec.scoring_module()
     backend = backend or default_backend()
+    options["extra"] = (*spec.infer_args, *options.get("extra", ()))  # the user's flags last: they win
     try:
         with atomic_folder(out_dir) as work:
             results, log = work / "results.jsonl", work / "infer.log" if quiet else None

@@ -1,0 +1,205 @@
+"""Scores under a hard time bound: a pool of worker processes, reused across calls, one killed when it overruns.
+
+A signal cannot stop ``9**9**9`` (CPython computes the power in C and runs Python signal handlers only between
+bytecodes), so each request goes to a worker process (:mod:`.worker`) and the pool waits for its reply at most
+``timeout`` seconds; a worker that overruns is killed and replaced, and its request scores 0. A worker that dies,
+or a scorer that raises, scores 0 too. Nothing here raises on any request: every outcome says what happened.
+
+>>> with ScorePool(workers=1, timeout=1.0) as pool:
+...     [outcome.score for outcome in pool.score([request("basic_arithmetic", "5", GOLD_ROW)])]
+[1.0]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import SettingError
+
+__all__ = ["DEFAULT_TIMEOUT", "Outcome", "ScorePool", "pool_settings", "request"]
+
+DEFAULT_TIMEOUT = 1.0  # seconds; the slowest gold answer of every dataset scores in 0.08 s (docs/tasks.md)
+START_TIMEOUT = 60.0  # seconds for a worker to import reasoning-gym
+ROOT = Path(__file__).resolve().parents[2]  # the folder holding swift_plugins, for the workers' imports
+GOLD_ROW = {"gym_config": "{}", "question": "Calculate 2 + 3.", "answer": "5", "metadata": "{}"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One request's score (0.0 unless scored), its seconds, and why it was not scored (None when it was)."""
+
+    score: float
+    seconds: float
+    failure: str | None = None  # "timeout", "error: Type: message", "worker died"
+
+
+def request(name: str, answer: str | None, row: dict[str, Any]) -> dict[str, Any]:
+    """The worker request scoring ``answer`` against a gym row of dataset ``name``."""
+    return {
+        "name": name,
+        "config": row["gym_config"],
+        "answer": answer,
+        "question": row["question"],
+        "gold": row.get("answer"),
+        "metadata": row["metadata"],
+    }
+
+
+def pool_settings(env: dict[str, str]) -> tuple[int, float]:
+    """``(workers, timeout)`` from ``GYM_SCORE_WORKERS`` (default: up to 4 CPUs) and ``GYM_SCORE_TIMEOUT``.
+
+    >>> pool_settings({"GYM_SCORE_TIMEOUT": "0.5", "GYM_SCORE_WORKERS": "2"})
+    (2, 0.5)
+    >>> pool_settings({"GYM_SCORE_TIMEOUT": "never"})
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.SettingError: GYM_SCORE_TIMEOUT='never' must be a number of seconds above 0
+    """
+    workers, timeout = env.get("GYM_SCORE_WORKERS", ""), env.get("GYM_SCORE_TIMEOUT", "")
+    try:
+        workers = int(workers) if workers else min(4, os.cpu_count() or 1)
+        assert workers >= 1
+    except (ValueError, AssertionError):
+        raise SettingError(f"GYM_SCORE_WORKERS={workers!r} must be a whole number of processes, 1 or more") from None
+    try:
+        timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
+        assert timeout > 0
+    except (ValueError, AssertionError):
+        raise SettingError(f"GYM_SCORE_TIMEOUT={timeout!r} must be a number of seconds above 0") from None
+    return workers, timeout
+
+
+class _Worker:
+    """One worker process; ``job`` is the index of the request it scores (None: idle, -1: starting)."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "swift_plugins.gym.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # the trainer's Ctrl-C reaches the trainer, which closes the pool
+        )
+        self.buffer = b""
+        self.job: int | None = -1
+        self.started = time.monotonic()
+        self.deadline = self.started + START_TIMEOUT
+
+    def send(self, job: int, payload: bytes, timeout: float) -> bool:
+        """Hand the worker a request; False if it is gone."""
+        self.job, self.started = job, time.monotonic()
+        self.deadline = self.started + timeout
+        try:
+            self.process.stdin.write(payload)
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return False
+        return True
+
+    def read(self) -> list[dict[str, Any]] | None:
+        """The complete replies now readable; None at end of file (the worker died)."""
+        chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+        if not chunk:
+            return None
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [json.loads(line) for line in lines]
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            stream.close()
+
+
+class ScorePool:
+    """``workers`` scoring processes, each request bounded by ``timeout`` seconds; close it (or use ``with``)."""
+
+    def __init__(self, workers: int = 1, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.timeout = timeout
+        self.workers = [_Worker() for _ in range(workers)]
+        self.lock = threading.Lock()  # one batch at a time through the workers
+
+    def __enter__(self) -> ScorePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.kill()
+        self.workers = []
+
+    def score(self, requests: list[dict[str, Any]]) -> list[Outcome]:
+        """One outcome per request, in order; each request waits ``timeout`` seconds at most once sent."""
+        with self.lock:
+            return self._score(requests)
+
+    def _replace(self, worker: _Worker) -> None:
+        worker.kill()
+        self.workers[self.workers.index(worker)] = _Worker()
+
+    def _score(self, requests: list[dict[str, Any]]) -> list[Outcome]:
+        self._outcomes: list[Outcome | None] = [None] * len(requests)
+        waiting = deque(range(len(requests)))
+        while waiting or any(worker.job is not None and worker.job >= 0 for worker in self.workers):
+            for worker in self.workers:
+                if worker.job is None and waiting:
+                    job = waiting.popleft()
+                    if not worker.send(job, (json.dumps(requests[job]) + "\n").encode(), self.timeout):
+                        self._finish(worker, Outcome(0.0, 0.0, "worker died"))
+                        self._replace(worker)
+            if not self.workers:
+                break
+            self._wait()
+        return [outcome or Outcome(0.0, 0.0, "no worker could start") for outcome in self._outcomes]
+
+    def _finish(self, worker: _Worker, outcome: Outcome) -> None:
+        self._outcomes[worker.job] = outcome
+
+    def _wait(self) -> None:
+        """Wait for replies until the nearest deadline; settle replies, deaths and overruns."""
+        busy = [worker for worker in self.workers if worker.job is not None]
+        if not busy:
+            return
+        with selectors.DefaultSelector() as selector:
+            for worker in busy:
+                selector.register(worker.process.stdout, selectors.EVENT_READ, worker)
+            ready = selector.select(max(0.0, min(worker.deadline for worker in busy) - time.monotonic()))
+        now = time.monotonic()
+        for key, _ in ready:
+            worker = key.data
+            replies = worker.read()
+            starting = worker.job == -1
+            if replies is None:
+                if starting:  # a worker that cannot start is not restarted: the environment is broken
+                    worker.kill()
+                    self.workers.remove(worker)
+                else:
+                    self._finish(worker, Outcome(0.0, now - worker.started, "worker died"))
+                    self._replace(worker)
+                continue
+            for reply in replies:
+                if not starting:
+                    failure = None if "score" in reply else f"error: {reply.get('error')}"
+                    self._finish(worker, Outcome(reply.get("score", 0.0), now - worker.started, failure))
+                worker.job = None
+        for worker in [worker for worker in busy if worker.job is not None and worker.deadline <= now]:
+            if worker.job == -1:
+                worker.kill()
+                self.workers.remove(worker)
+            else:
+                self._finish(worker, Outcome(0.0, now - worker.started, "timeout"))
+                self._replace(worker)

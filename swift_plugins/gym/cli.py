@@ -1,0 +1,100 @@
+"""``python -m swift_plugins gym``: list reasoning-gym's datasets, generate gym data, score completions offline.
+
+``gym score`` prints one JSON line per row, ``{"row": N, "reward": R, "seconds": S}`` (and ``"failure"`` when the
+score overran its time bound or raised), computed exactly as the trainer's ``external_gym`` reward computes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..core.cli import int_at_least
+from ..core.errors import DataError
+from ..core.files import check_output, held_out_path, read_rows, write_rows
+
+__all__ = ["add_gym_command"]
+
+
+def _list(args: argparse.Namespace) -> None:
+    from .generator import dataset_names, describe
+
+    names = dataset_names()
+    width = max(map(len, names))
+    for name in names:
+        print(f"{name:<{width}}  {describe(name)}")
+
+
+def _generate(args: argparse.Namespace) -> None:
+    from .generator import generate, parse_settings
+
+    settings = parse_settings(args.name, args.settings)
+    check_output(args.out)
+    if args.test_size:
+        check_output(held_out_path(args.out))
+    train, held_out = generate(args.name, args.size, args.test_size, args.seed, settings)
+    write_rows(train, args.out)
+    if not args.quiet:
+        print(f"wrote {len(train)} gym:{args.name} rows to {args.out}")
+    if args.test_size:
+        write_rows(held_out, held_out_path(args.out))
+        if not args.quiet:
+            print(f"wrote {len(held_out)} held-out rows to {held_out_path(args.out)} (no question in both)")
+
+
+def _score(args: argparse.Namespace) -> None:
+    from .data import GYM, check_row
+    from .rewards import score_completions
+
+    rows = []
+    for where, row in read_rows(args.data):
+        GYM.check_columns(row, where)
+        rows.append(check_row(row, where))
+    completions = []
+    for where, row in read_rows(args.completions):
+        if "completion" not in row:
+            raise DataError(f"{where}: no 'completion' field")
+        completions.append(row["completion"])
+    if len(completions) != len(rows):
+        raise DataError(f"{args.completions}: {len(completions)} completions for the {len(rows)} rows of {args.data}")
+    for index, outcome in enumerate(score_completions(completions, rows)):
+        line = {"row": index, "reward": outcome.score, "seconds": round(outcome.seconds, 6)}
+        print(json.dumps(line | ({"failure": outcome.failure} if outcome.failure else {})))
+
+
+class _IntermixedParser(argparse.ArgumentParser):
+    """A subcommand parser taking positionals between options: ``generate NAME --size 8 key=value``."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._intermixing:  # argparse's intermixed parse calls this twice, positionals then options
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
+def add_gym_command(commands: argparse._SubParsersAction) -> None:
+    """Add ``gym list|generate|score`` to a command line's subcommands."""
+    gym = commands.add_parser("gym", help="reasoning-gym datasets as tasks (TASK=gym:<name>): list, generate, score")
+    actions = gym.add_subparsers(dest="gym_command", required=True, parser_class=_IntermixedParser)
+    actions.add_parser("list", help="every dataset with a one-line description").set_defaults(run=_list)
+
+    generate = actions.add_parser("generate", help="seeded train rows (and held-out rows) of one dataset")
+    generate.add_argument("name", help="a dataset of gym list, e.g. basic_arithmetic")
+    generate.add_argument("settings", nargs="*", metavar="key=value", help="fields of the dataset's config")
+    generate.add_argument("--size", type=int_at_least(1), required=True, help="training rows")
+    generate.add_argument("--test-size", type=int_at_least(0), default=0, help="held-out rows, written to OUT.test")
+    generate.add_argument("--seed", type=int_at_least(0), default=0, help="items use seeds SEED.. (held-out after)")
+    generate.add_argument("--out", type=Path, required=True, help=".jsonl, .json or .parquet")
+    generate.add_argument("--quiet", action="store_true")
+    generate.set_defaults(run=_generate)
+
+    score = actions.add_parser("score", help="score completions against gym rows as the trainer's reward does")
+    score.add_argument("data", type=Path, help="gym rows (gym generate's output)")
+    score.add_argument("completions", type=Path, help="rows with a 'completion' field, one per row of DATA")
+    score.set_defaults(run=_score)

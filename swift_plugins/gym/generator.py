@@ -1,0 +1,155 @@
+"""Rows from reasoning-gym's seeded generators: names, one-line descriptions, settings, train and held-out splits.
+
+reasoning-gym seeds item ``i`` of a dataset made with ``seed=S`` from ``S + i`` (its generators' convention), so
+the ``size`` training rows of :func:`generate` come from seeds ``S .. S+size-1`` and the held-out rows from
+``S+size`` on: disjoint seeds. Two seeds can still draw the same question (small datasets), so held-out items
+whose question is in the training rows are skipped, and held-out questions are checked against the training
+ones before anything is returned.
+
+>>> train, held_out = generate("basic_arithmetic", size=3, test_size=2, seed=0)
+>>> len(train), len(held_out), sorted(train[0])
+(3, 2, ['answer', 'gym_config', 'gym_dataset', 'metadata', 'question'])
+>>> check_name("basic_arithmatic")  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+Traceback (most recent call last):
+...
+swift_plugins.core.errors.SettingError: gym:basic_arithmatic is not a reasoning-gym dataset;
+closest: basic_arithmetic, ...
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+from typing import Any
+
+from ..core.errors import DataError, SettingError
+from .entries import encode
+
+__all__ = ["check_name", "dataset_names", "describe", "generate", "parse_settings"]
+
+INSTALL = "pip install 'reasoning-gym>=0.1.25,<0.2' (or this package's [gym] extra)"
+NOT_SERVED = {"composite": "a mix of other datasets: generate each and put their rows in one file"}
+HELD_OUT_TRIES = 20  # held-out items drawn per one kept, at most, before the dataset is deemed too small
+_CONTROLLED = ("seed", "size")  # config fields set by --seed and --size, not by key=value
+
+
+def _registry() -> dict[str, tuple[type, type]]:
+    try:
+        from reasoning_gym.factory import DATASETS
+    except ImportError:
+        raise SettingError(f"TASK=gym:<name> needs reasoning-gym: {INSTALL}") from None
+    return DATASETS
+
+
+def dataset_names() -> list[str]:
+    """Every reasoning-gym dataset this task serves, sorted."""
+    return sorted(name for name in _registry() if name not in NOT_SERVED)
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a dataset of :func:`dataset_names`, else :class:`SettingError` naming the closest."""
+    if name in NOT_SERVED:
+        raise SettingError(f"gym:{name} is not served: {NOT_SERVED[name]}")
+    names = dataset_names()
+    if name not in names:
+        closest = difflib.get_close_matches(name, names, n=3)
+        hint = f"closest: {', '.join(closest)}" if closest else "python -m swift_plugins gym list names them all"
+        raise SettingError(f"gym:{name} is not a reasoning-gym dataset; {hint}")
+    return name
+
+
+def describe(name: str) -> str:
+    """The first line of the dataset's own docstring (else its config's), else its reasoning-gym category.
+
+    >>> describe("countdown")
+    'Generates Countdown Number Game tasks'
+    """
+    for cls in _registry()[check_name(name)]:
+        doc = cls.__dict__.get("__doc__")
+        if doc and doc.strip() and not doc.startswith(cls.__name__ + "("):  # not dataclass's generated signature
+            return doc.strip().splitlines()[0].strip()
+    return f"({_registry()[name][0].__module__.split('.')[1]})"
+
+
+def _value(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text  # a bare word: text
+
+
+def parse_settings(name: str, pairs: list[str]) -> dict[str, Any]:
+    """``key=value`` words as settings of the dataset's config (values as Python literals, else text).
+
+    >>> parse_settings("basic_arithmetic", ["max_terms=3", "format_style=natural"])
+    {'max_terms': 3, 'format_style': 'natural'}
+    >>> parse_settings("basic_arithmetic", ["terms=3"])
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.SettingError: gym:basic_arithmetic has no setting 'terms'; its settings: min_terms, \
+max_terms, min_digits, max_digits, operators, allow_parentheses, allow_negation, format_style, whitespace
+    """
+    fields = [field.name for field in dataclasses.fields(_registry()[check_name(name)][1])]
+    settable = [field for field in fields if field not in _CONTROLLED]
+    settings = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep:
+            raise SettingError(f"gym:{name}: expected key=value, got {pair!r}")
+        if key in _CONTROLLED:
+            raise SettingError(f"gym:{name}: {key} is set by --{key}, not {pair!r}")
+        if key not in settable:
+            raise SettingError(f"gym:{name} has no setting {key!r}; its settings: {', '.join(settable)}")
+        settings[key] = _value(text)
+    return settings
+
+
+def _dataset(name: str, settings: dict[str, Any], size: int, seed: int):
+    from reasoning_gym import create_dataset
+
+    try:
+        return create_dataset(name, **settings, size=size, seed=seed)
+    except (AssertionError, TypeError, ValueError) as error:
+        raise SettingError(f"gym:{name}: settings {settings} refused: {error or type(error).__name__}") from None
+
+
+def _row(name: str, config: str, entry: dict[str, Any], index: int) -> dict[str, Any]:
+    answer = entry["answer"]
+    try:
+        metadata = encode(entry["metadata"])
+    except DataError as error:
+        raise DataError(f"gym:{name} item {index}: {error}") from None
+    return {
+        "gym_dataset": name,
+        "gym_config": config,
+        "question": entry["question"],
+        "answer": None if answer is None else str(answer),
+        "metadata": metadata,
+    }
+
+
+def generate(
+    name: str, size: int, test_size: int = 0, seed: int = 0, settings: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``size`` training rows and ``test_size`` held-out rows of dataset ``name``, no question in both."""
+    check_name(name)
+    settings = settings or {}
+    config = encode(settings)
+    train = [_row(name, config, entry, index) for index, entry in enumerate(_dataset(name, settings, size, seed))]
+    seen = {row["question"] for row in train}
+    held_out: list[dict[str, Any]] = []
+    if test_size:
+        tries = test_size * HELD_OUT_TRIES
+        for index, entry in enumerate(_dataset(name, settings, tries, seed + size)):
+            if entry["question"] not in seen:
+                held_out.append(_row(name, config, entry, size + index))
+                seen.add(entry["question"])
+            if len(held_out) == test_size:
+                break
+        else:
+            raise DataError(
+                f"gym:{name}: only {len(held_out)} of {test_size} held-out questions differ from the training ones "
+                f"after {tries} draws; the dataset has too few distinct questions for these sizes"
+            )
+    return train, held_out

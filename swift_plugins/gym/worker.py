@@ -1,0 +1,62 @@
+"""``python -m swift_plugins.gym.worker``: one scoring process of :class:`~.bounded.ScorePool`.
+
+It reads one JSON request a line on stdin (``name``, ``config``, ``answer``, ``question``, ``gold``, ``metadata``:
+the row's columns) and writes one JSON line per request: ``{"score": float}``, or ``{"error": "Type: message"}``
+when ``score_answer`` raised or gave no finite number. It first writes ``{"ready": true}`` once reasoning-gym is
+imported. Replies go to the stdout it was started with; anything a scorer prints goes to stderr instead, so it
+cannot garble them. The pool kills it when a request outlives the time bound: a big-integer power in C cannot be
+interrupted from inside the process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from typing import Any
+
+from .data import entry_of
+from .entries import decode
+
+__all__ = ["score_request", "serve"]
+
+_DATASETS: dict[tuple[str, str], Any] = {}  # (name, config): the dataset whose score_answer scores its rows
+
+
+def score_request(request: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one request: its score, or the error met computing it.
+
+    >>> score_request({"name": "basic_arithmetic", "config": "{}", "answer": "5", "question": "Calculate 2 + 3.",
+    ...                "gold": "5", "metadata": "{}"})
+    {'score': 1.0}
+    """
+    from reasoning_gym import create_dataset
+
+    try:
+        key = request["name"], request["config"]
+        if key not in _DATASETS:
+            _DATASETS[key] = create_dataset(key[0], **decode(key[1]))
+        entry = entry_of(request["question"], request["gold"], request["metadata"])
+        score = float(_DATASETS[key].score_answer(request["answer"], entry))
+        if not math.isfinite(score):
+            raise ValueError(f"score_answer gave {score}")
+        return {"score": score}
+    except Exception as error:  # any scorer's failure scores 0 in the parent: it is reported, not raised
+        return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
+
+
+def serve() -> None:
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a scorer's print goes to stderr
+    import reasoning_gym  # noqa: F401  (imported before ready: the first request is not slowed by it)
+
+    replies.write('{"ready": true}\n')
+    replies.flush()
+    for line in sys.stdin:
+        replies.write(json.dumps(score_request(json.loads(line))) + "\n")
+        replies.flush()
+
+
+if __name__ == "__main__":
+    serve()
