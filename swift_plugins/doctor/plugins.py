@@ -19,7 +19,7 @@ import importlib.metadata
 import os
 from collections.abc import Iterable, MutableMapping, Sequence
 
-from .environment import VLLM_DISTRIBUTIONS, find_distribution, swift_vllm_plugins, vllm_has_module
+from .environment import VLLM_DISTRIBUTIONS, find_distribution, read_package, swift_vllm_plugins, vllm_has_module
 
 __all__ = [
     "PLUGIN_GROUPS",
@@ -58,7 +58,7 @@ def swift_plugin_problem_here(path: Sequence[str] | None = None) -> str | None:
         return None
     return swift_plugin_problem(
         swift_vllm_plugins(find_distribution(("ms-swift",), path)),
-        vllm.version,
+        read_package(vllm, "vllm").version or "(version unreadable)",
         has_qwen3_5=vllm_has_module(vllm),
         torchvision=find_distribution(("torchvision",), path) is not None,
     )

