@@ -9,7 +9,8 @@ An ongoing condition is reported once as each, not at every step; once it clears
 The rules (``RULES``), each set by a field of :class:`Thresholds` whose comment gives the default's reason:
 
 - ``reward-collapse``: the moving average of ``reward`` or of any ``rewards/<Name>/mean`` falls far below
-  its best, by a relative *and* an absolute margin, and stays there;
+  its best, by a relative, an absolute *and* a noise margin (a multiple of the average's own noise, so that a
+  reward without a trend cannot fire however noisy its steps), and stays there;
 - ``truncation``: ``completions/clipped_ratio`` at 1 (every completion cut at ``--max_completion_length``:
   nothing can be scored);
 - ``zero-spread``: ``frac_reward_zero_std`` at 1 (every group's completions rewarded alike: zero
@@ -19,12 +20,17 @@ The rules (``RULES``), each set by a field of :class:`Thresholds` whose comment 
 - ``stalled``: no step logged for far longer than the steps take (a live rule: :meth:`Watch.idle`).
 
 ``since`` in a verdict is a checkpoint boundary: the numbers logged at step k come from the weights saved
-at step k-1 (generation and the loss of step k run before its update), so for a stretch whose first
-failing step is k, ``since`` is k-1 and a checkpoint saved at a step < ``since`` predates the failure.
-For a stall it is the last step logged + 1: every checkpoint predates it. For reward collapse it is where the
-fall began: the last step at which the failing reward's moving average was still within a quarter of the
-firing drop of its best, less a quarter window (the most fallen steps such an average can hold); on a long
-plateau this is its end, not the plateau's noisy maximum.
+at step k-1 (generation and the loss of step k run before its update), so for a stretch whose first failing
+logged step is k, ``since`` is the step logged before it (k-1 with ``--logging_steps 1``, k-5 with 5: the
+failure may have begun right after it), and a checkpoint saved at a step < ``since`` predates the failure. For
+the first record of a log, the step one logging interval before it (a resumed run failing at once: the step it
+resumed from). When ``since`` is 1 or less no checkpoint predates the failure: the advice is to restart from the
+base model. For a stall it is the last step logged + 1: every checkpoint predates it. For reward collapse it is
+where the fall began: a quarter window of logged steps (the most fallen steps such an average can hold) before
+the last step at which the failing reward's moving average was still within a quarter of the firing drop of its
+best; on a long plateau this is its end, not the plateau's noisy maximum. A fall begun inside the warm-up leaves
+no such step (the first judged average is already its best): there ``since`` is where the first window's values
+fell (the change point of their mean), when that is earlier.
 
 >>> steps = [{"step": s, "loss": 0.0 if s < 5 else float("nan")} for s in range(1, 8)]
 >>> [verdict.line() for verdict in judge(steps)]  # doctest: +NORMALIZE_WHITESPACE
@@ -81,6 +87,18 @@ class Thresholds:
     # ... and this much below it in reward units (H100 run: at most 0.094, the accuracy's noise): a noisy
     # accuracy near 0.05 cannot fire, a format reward falling from 1.0 to 0.7 can.
     collapse_absolute_drop: float = 0.2
+    # ... and this many times the average's own noise (its standard deviation without a trend: the step-to-step
+    # spread of the reward, from consecutive differences, over sqrt(collapse_window)). The best of a noisy average
+    # is itself noise: over a run of N steps the average's maximum sits about sqrt(2 ln(N / window)) ~ 3.4 such
+    # deviations above its mean (N = 6,187), so a fixed margin fires on a small batch's reward without any trend
+    # (before this margin: 39 of 40 runs of 3,093 steps at 0.5 +- 0.25 went fatal). Measured with
+    # benchmarks/bench_watch_collapse.py (100 runs each, no trend, per-step accuracy a normal clipped to [0, 1] or
+    # the share right of 8-128 completions): at 7, no fatal verdict in any run at 500, 3,093 or 6,187 steps for
+    # mean/spread 0.5/0.25, 0.6/0.20, 0.5/0.15, 0.1/0.1, 0.5/0.35 or 8, 16, 64, 128 completions at 0.5
+    # (warnings: up to 8 of 100 runs at 3,093 steps, 29 at 6,187; 37 with 8 completions); at 6, 6 of 100 runs
+    # fatal at 6,187 steps and 0.5/0.25; at 5, 16 of 20. A real fall still fires: 0.5 -> 0.1 at spread 0.25
+    # (margin 0.39) in 100 of 100 runs, fatal 26-59 steps after the fall; 1.0 -> 0.2 at 0.05, 26-27 steps after.
+    collapse_noise_drop: float = 7.0
     # Steps the average must stay down to be fatal: a dip shorter than a window (an oscillation) only warns.
     collapse_patience: int = 20
 
@@ -172,18 +190,30 @@ class Verdict:
 
 _ADVICE = {
     "reward-collapse": "lower --learning_rate or raise --beta (ms-swift's Countdown run collapsed at --learning_rate "
-    "1e-6 --beta 0.04), and resume from a checkpoint saved before step {since}",
+    "1e-6 --beta 0.04), and {resume}",
     "truncation": "every completion hits --max_completion_length: raise it (and --max_length, vllm_max_model_len), "
     "or ask for shorter answers in the system prompt",
     "zero-spread": "every group's completions got the same reward (zero advantage, no gradient): raise "
     "--num_generations or --temperature, or train on prompts the model solves sometimes, not always or never",
-    "non-finite": "resume from a checkpoint saved before step {since} with a lower --learning_rate or "
-    "--max_grad_norm 1.0, in bf16 rather than fp16",
-    "kl-blowup": "the policy drifted far from the reference model: raise --beta or lower --learning_rate, and "
-    "resume from a checkpoint saved before step {since}",
+    "non-finite": "{resume} with a lower --learning_rate or --max_grad_norm 1.0, in bf16 rather than fp16",
+    "kl-blowup": "the policy drifted far from the reference model: raise --beta or lower --learning_rate, and {resume}",
     "stalled": "the trainer stopped logging: look at its log and the rollout server's (a hung vLLM server or NCCL "
     "weight sync, a full disk); an evaluation or checkpoint save longer than that needs a larger stall_seconds",
 }
+
+
+def _resume(since: int) -> str:
+    """Where to go on from, for a failure whose checkpoint boundary is ``since``: no checkpoint is saved before
+    step 1.
+
+    >>> _resume(40), _resume(1)
+    ('resume from a checkpoint saved before step 40', 'restart from the base model (no checkpoint predates step 1)')
+    """
+    if since > 1:
+        return f"resume from a checkpoint saved before step {since}"
+    return "restart from the base model (no checkpoint predates step 1)"
+
+
 _SPIKE_ADVICE = {"non-finite": "a single skipped step is normal with fp16 loss scaling; if it repeats, "}
 _WARNING_ADVICE = "if it lasts, "
 
@@ -215,14 +245,57 @@ class _Streak:
 
 @dataclass
 class _Average:
-    """A reward's moving average and its best value so far."""
+    """A reward's moving average, its best value so far and its step-to-step noise."""
 
-    values: deque[float]
+    values: deque[tuple[int, float]]  # (step, value) of the last collapse_window records
+    before: int = 0  # the step logged just before values[0] (0: none)
     seen: int = 0
+    squares: float = 0.0  # the sum of the squared differences between consecutive values (see noise)
     best: float = -math.inf
     best_step: int = 0
     mean: float = math.nan
-    level_step: int = 0  # the last step at which the mean was still near its best (see the module's since)
+    first: tuple[int, tuple[tuple[int, float], ...]] | None = None  # before and values of the first judged window
+    level_since: int = 0  # the earliest step a fall seen now can have begun at (see the module's since)
+
+    def add(self, step: int, value: float) -> None:
+        if self.values:
+            self.squares += (value - self.values[-1][1]) ** 2
+            if len(self.values) == self.values.maxlen:
+                self.before = self.values[0][0]
+        self.values.append((step, value))
+        self.seen += 1
+
+    def noise(self) -> float:
+        """The standard deviation of the moving average of a reward without a trend: the step-to-step spread
+        (von Neumann's estimate from consecutive differences, which a slow trend or one fall barely moves)
+        over the square root of the window.
+
+        >>> average = _Average(deque(maxlen=4))
+        >>> for step, value in enumerate([0.0, 1.0, 0.0, 1.0], 1):
+        ...     average.add(step, value)
+        >>> round(average.noise(), 3)  # consecutive differences of 1: a step spread of 0.707, over 2
+        0.354
+        """
+        if self.seen < 2:
+            return 0.0
+        return math.sqrt(self.squares / (2 * (self.seen - 1)) / len(self.values))
+
+
+def _fall_start(before: int, values: Iterable[tuple[int, float]], middle: float) -> tuple[int, int]:
+    """Where the values fall below ``middle`` for good: the step after which they sum lowest relative to it
+    (the change point of a mean shift, CUSUM's estimate; ``before`` when it precedes them all), and how many
+    values follow it.
+
+    >>> _fall_start(0, [(1, 1.0), (2, 0.9), (3, 0.1), (4, 0.2), (5, 0.3)], 0.5)
+    (2, 3)
+    """
+    values = list(values)
+    total, highest, since, after = 0.0, 0.0, before, len(values)
+    for index, (step, value) in enumerate(values):
+        total += value - middle
+        if total > highest:
+            highest, since, after = total, step, len(values) - index - 1
+    return since, after
 
 
 class Watch:
@@ -242,6 +315,7 @@ class Watch:
         self._streaks = {rule: _Streak() for rule in RULES}
         self._averages: dict[str, _Average] = {}
         self._last: dict[str, Any] | None = None
+        self._previous = 0  # the step logged before the one being judged (see add)
         self._intervals: list[float] = []  # seconds between consecutive step records
         self._stalled = False
 
@@ -254,6 +328,12 @@ class Watch:
         """Judge one step record (with an int ``step``, as ``read_steps`` gives it); the new verdicts."""
         step = record.get("step")
         step = step if isinstance(step, int) and not isinstance(step, bool) else self.steps + 1
+        if self._last is None:  # the first record (of a run, or of a resumed run): as if logged every step ...
+            self._previous = max(0, step - 1)
+        else:
+            self._previous = self._last["step"]
+            if self.steps == 1:  # ... until the second one tells the logging interval
+                self._restate_first(self._previous, step)
         self._time(record, step)
         new = [
             *self._collapse(record, step),
@@ -265,6 +345,12 @@ class Watch:
         self.steps += 1
         self.verdicts += new
         return new
+
+    def _restate_first(self, first: int, second: int) -> None:
+        """A failing stretch begun at the first record: its boundary one logging interval before it."""
+        for streak in self._streaks.values():
+            if streak.length and streak.start == first:
+                streak.since = max(0, first - (second - first))
 
     def idle(self, seconds: float) -> list[Verdict]:
         """Judge ``seconds`` without a new step record while the trainer runs (the stall rule); the new
@@ -311,57 +397,73 @@ class Watch:
         streak.length += 1
         if streak.length == 1:
             streak.start = step
-            streak.since = max(0, step - 1)
+            streak.since = self._previous  # the last healthy logged step: its weights produced this one
         if streak.length == patience and self._may_be_fatal(rule):
             return True
         return False if streak.length == warning and (warning < patience or not self._may_be_fatal(rule)) else None
 
     def _verdict(self, rule: str, fatal: bool, step: int, figures: str) -> Verdict:
         since = self._streaks[rule].since
-        advice = _ADVICE[rule].format(since=since)
+        advice = _ADVICE[rule].format(resume=_resume(since))
         if not fatal:
             advice = _SPIKE_ADVICE.get(rule, _WARNING_ADVICE) + advice
         return Verdict(rule, fatal, step, since, figures, advice)
 
     def _collapse(self, record: dict[str, Any], step: int) -> list[Verdict]:
         thresholds = self.thresholds
+        window = thresholds.collapse_window
         keys = [key for key in record if key == "reward" or (key.startswith("rewards/") and key.endswith("/mean"))]
-        judged, failing = False, []
+        judged, failing = False, {}
         for key in keys:
             if not _finite(record[key]):
                 continue
-            average = self._averages.setdefault(key, _Average(deque(maxlen=thresholds.collapse_window)))
-            average.values.append(float(record[key]))
-            average.seen += 1
-            if len(average.values) < thresholds.collapse_window or average.seen < thresholds.collapse_warmup:
+            average = self._averages.setdefault(key, _Average(deque(maxlen=window)))
+            average.add(step, float(record[key]))
+            if len(average.values) < window or average.seen < thresholds.collapse_warmup:
                 continue
             judged = True
-            average.mean = sum(average.values) / len(average.values)
+            average.mean = sum(value for _, value in average.values) / window
+            if average.first is None:
+                average.first = (average.before, tuple(average.values))
             if average.mean > average.best:
                 average.best, average.best_step = average.mean, step
-            margin = max(thresholds.collapse_absolute_drop, thresholds.collapse_relative_drop * abs(average.best))
+            margin = max(
+                thresholds.collapse_absolute_drop,
+                thresholds.collapse_relative_drop * abs(average.best),
+                thresholds.collapse_noise_drop * average.noise(),
+            )
             if average.mean >= average.best - margin / 4:
-                average.level_step = step
+                average.level_since = average.values[-(window // 4) - 1][0]
             if average.mean <= average.best - margin:
-                failing.append(key)
+                failing[key] = self._fall_since(average)
         if not judged:
             return []
         event = self._event("reward-collapse", bool(failing), step, thresholds.collapse_patience)
         streak = self._streaks["reward-collapse"]
         if failing:  # the checkpoint boundary: where the earliest failing reward began to fall
-            fall = max(0, min(self._averages[key].level_step for key in failing) - thresholds.collapse_window // 4)
+            fall = min(failing.values())
             streak.since = fall if streak.length == 1 else min(streak.since, fall)
         if event is None:
             return []
         shown = sorted(failing, key=lambda key: self._averages[key].mean - self._averages[key].best)
         figures = " and ".join(
-            f"{key} over {thresholds.collapse_window} steps {self._averages[key].mean:.2f}, best "
+            f"{key} over {window} steps {self._averages[key].mean:.2f}, best "
             f"{self._averages[key].best:.2f} at step {self._averages[key].best_step}"
             for key in shown
         )
         if event:
             figures = f"down for {streak.length} steps (from step {streak.start}): {figures}"
         return [self._verdict("reward-collapse", event, step, figures)]
+
+    def _fall_since(self, average: _Average) -> int:
+        """The checkpoint boundary of a fall of ``average``: a quarter window before the last step its average was
+        near its best; where its best is its first judged average, the fall may have begun in the warm-up: then
+        where the first window's values dropped, when that is earlier."""
+        before, first = average.first
+        if average.best_step != first[-1][0]:
+            return average.level_since
+        since, fallen = _fall_start(before, first, (average.best + average.mean) / 2)
+        return min(since, average.level_since) if fallen > self.thresholds.collapse_window // 4 else average.level_since
 
     def _above(self, rule: str, record: dict[str, Any], step: int) -> list[Verdict]:
         t = self.thresholds
