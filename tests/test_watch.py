@@ -262,7 +262,8 @@ def watch(*args: object, timeout: float = 60) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(("log", "steps"), [(H100, 150), (CPU_DEMO, 16)], ids=["h100", "cpu-demo"])
 def test_watch_exits_0_on_the_healthy_runs(log, steps):
     result = watch(log)
-    assert (result.returncode, result.stdout, result.stderr) == (0, f"{steps} steps judged, no fatal verdict\n", "")
+    expected = f"{steps} steps judged in {log}, no fatal verdict\n"
+    assert (result.returncode, result.stdout, result.stderr) == (0, expected, "")
 
 
 @pytest.mark.parametrize(("name", "change", "first", "rule"), [b[:4] for b in BROKEN], ids=[b[0] for b in BROKEN])
@@ -271,7 +272,8 @@ def test_watch_exits_3_on_each_broken_log(tmp_path, name, change, first, rule):
     result = watch(tmp_path / "out")
     assert result.returncode == FATAL_STATUS == 3, result.stderr
     assert f"fatal: {rule} at step " in result.stderr and "Traceback" not in result.stderr
-    assert result.stdout.startswith(f"150 steps judged, fatal: {rule} at step ")
+    log = tmp_path / "out" / "v0-20260101-000000" / "logging.jsonl"
+    assert result.stdout.startswith(f"150 steps judged in {log}, fatal: {rule} at step ")
 
 
 def test_watch_exits_2_with_one_line_on_bad_input(tmp_path):
@@ -290,7 +292,7 @@ def test_watch_judges_a_half_written_last_line_without_a_traceback(tmp_path):
     log = tmp_path / "logging.jsonl"
     log.write_text("".join(lines[:50]) + lines[50][:100])
     result = watch(log)
-    assert (result.returncode, result.stdout) == (0, "50 steps judged, no fatal verdict\n"), result.stderr
+    assert (result.returncode, result.stdout) == (0, f"50 steps judged in {log}, no fatal verdict\n"), result.stderr
 
 
 FOLLOWING = "following {} every 0.05 s until the run ends or fails; Ctrl-C stops\n"
@@ -321,15 +323,15 @@ def test_follow_ends_with_3_when_a_fatal_pattern_is_appended(tmp_path):
         process.kill()
     assert process.returncode == 3, err
     assert err.splitlines()[-1].startswith("fatal: non-finite at step 43 (failing since step 40)")
-    assert out == "43 steps judged, fatal: non-finite at step 43 (1 warning)\n"
+    assert out == f"43 steps judged in {log}, fatal: non-finite at step 43 (1 warning)\n"
 
 
 def test_follow_waits_for_the_log_and_ends_with_0_at_the_summary_line(tmp_path):
     lines = H100.read_text().splitlines(keepends=True)
     process = follow(tmp_path)  # the output folder exists; swift has not written its log yet
     try:
-        time.sleep(0.3)
-        assert process.poll() is None
+        waiting = FOLLOWING.format(f"{tmp_path} (no run yet: waiting for its logging.jsonl)")
+        assert process.stderr.readline() == waiting and process.poll() is None
         log = tmp_path / "v0-20260101-000000" / "logging.jsonl"
         log.parent.mkdir()
         append(log, "".join(lines[:100]) + lines[100][:30])
@@ -338,8 +340,9 @@ def test_follow_waits_for_the_log_and_ends_with_0_at_the_summary_line(tmp_path):
         out, err = process.communicate(timeout=30)
     finally:
         process.kill()
-    assert (process.returncode, err) == (0, FOLLOWING.format(tmp_path))
-    assert out == "150 steps judged, no fatal verdict; training finished\n"
+    err = err.replace(" (not written yet)", "")  # said if a read falls between the mkdir and the first write
+    assert (process.returncode, err) == (0, FOLLOWING.format(log))  # each line names what it follows
+    assert out == f"150 steps judged in {log}, no fatal verdict; training finished\n"
 
 
 def test_follow_ends_with_130_on_ctrl_c(tmp_path):

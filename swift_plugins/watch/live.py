@@ -2,9 +2,9 @@
 
 :class:`LiveWatch` serves ``python -m swift_plugins watch --follow`` and the launcher alike. It finds the run's
 ``logging.jsonl`` once the trainer has written one (under what ``plot`` takes, which need not exist yet: swift makes
-its output folder when it starts; with ``started``, only a log written since then: a resumed run's earlier logs are
-not judged), feeds each new step record to a :class:`~.rules.Watch` (the stall rule from the time since the last new
-record) and passes every new verdict's line to ``say``.
+its output folder when it starts; with ``started``, only a run written since then: a resumed run's earlier logs are
+not judged), moves to a newer run when one appears, feeds each new step record to a :class:`~.rules.Watch` (the
+stall rule from the time since the log's last write) and passes every new verdict's line to ``say``.
 
 The launcher stops the run on a fatal verdict through :func:`stop_on_fatal`: it marks the run folder
 (:data:`STOPPED`) and raises :class:`WatchStopped`; the launcher then stops the run as Ctrl-C does, and
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core.errors import DataError, LaunchError
-from .log import GRPO_KEYS, LogTail, find_log, is_grpo
+from .log import GRPO_KEYS, LogTail, is_grpo, latest_log
 from .rules import Thresholds, Verdict, Watch
 
 __all__ = ["FATAL_STATUS", "STOPPED", "LiveWatch", "WatchStopped", "stop_on_fatal", "stopped_since"]
@@ -60,8 +60,11 @@ def stopped_since(run: Path) -> int | None:
 
 
 class LiveWatch:
-    """Judges the growing log under ``where`` (a ``logging.jsonl``, a run folder or an ``--output_dir``) at most
-    every ``interval`` seconds; ``say`` gets each new verdict's line."""
+    """Judges the growing log of the newest run under ``where`` (a ``logging.jsonl``, a run folder or an
+    ``--output_dir``) at most every ``interval`` seconds; ``say`` gets each new verdict's line. When a newer run
+    appears under an ``--output_dir`` (a resumed run's ``v1-…`` beside ``v0-…``), it judges that one from its
+    start, with a fresh :class:`~.rules.Watch`: ``tail.path`` is the log judged. The stall rule counts from the
+    log's last write (its modification time), not from when the watch began."""
 
     def __init__(
         self,
@@ -72,46 +75,40 @@ class LiveWatch:
         interval: float = 2.0,
     ) -> None:
         self.where, self.say, self.started, self.interval = Path(where), say, started, interval
-        self.watch = Watch(thresholds or Thresholds())
+        self.thresholds = thresholds or Thresholds()
+        self.watch = Watch(self.thresholds)
         self.tail: LogTail | None = None
         self._next = 0.0
-        self._last_record = time.monotonic()
 
     @property
     def finished(self) -> bool:
         """Whether the log's summary line (``train_runtime``) has been read: training ended."""
         return self.tail is not None and self.tail.finished
 
-    def _find_log(self) -> Path | None:
-        try:
-            log = find_log(self.where)
-        except DataError:  # the trainer has not written its log yet (nor, maybe, made its output folder)
-            return None
-        return log if log.stat().st_mtime >= self.started else None
-
-    def poll(self) -> list[Verdict]:
+    def poll(self, final: bool = False) -> list[Verdict]:
         """Judge what was logged since the last poll (none sooner than ``interval`` seconds after it); say each new
-        verdict and return them. :class:`DataError` when the log is not a GRPO trainer's."""
+        verdict and return them. ``final``: the log is complete (a last line without its newline is read).
+        :class:`DataError` when the log is not a GRPO trainer's ``logging.jsonl``."""
         now = time.monotonic()
         if now < self._next:
             return []
         self._next = now + self.interval
-        if self.tail is None:
-            log = self._find_log()
-            if log is None:
-                return []
-            self.tail, self._last_record = LogTail(log), now
-        records = self.tail.read()
-        if records and self.watch.steps == 0 and not is_grpo(records):
-            raise DataError(
-                f"{self.tail.path}: no GRPO key ({', '.join(GRPO_KEYS)}, rewards/<Name>/mean, completions/…) in its "
-                "step records: a log from another trainer (SFT, DPO?); watch judges GRPO runs"
-            )
-        verdicts = [verdict for record in records for verdict in self.watch.add(record)]
-        if records:
-            self._last_record = now
-        elif not self.finished:
-            verdicts += self.watch.idle(now - self._last_record)
+        log = latest_log(self.where, self.started)
+        if log is None:  # the trainer has not made its run folder yet (nor, maybe, its output folder)
+            return []
+        if self.tail is None or log != self.tail.path:
+            self.tail, self.watch = LogTail(log), Watch(self.thresholds)
+        verdicts = []
+        for records in self.tail.chunks(final):
+            if records and self.watch.steps == 0 and not is_grpo(records):
+                raise DataError(
+                    f"{self.tail.path}: no GRPO key ({', '.join(GRPO_KEYS)}, rewards/<Name>/mean, completions/…) in "
+                    "its step records: a log from another trainer (SFT, DPO?); watch judges GRPO runs"
+                )
+            verdicts += [verdict for record in records for verdict in self.watch.add(record)]
+        quiet = self.tail.seconds_since_written()
+        if not self.finished and quiet is not None:
+            verdicts += self.watch.idle(quiet)
         for verdict in verdicts:
             self.say(verdict.line())
         return verdicts

@@ -18,8 +18,11 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 import os
-from collections.abc import Iterable
+import re
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ __all__ = [
     "is_grpo",
     "is_number",
     "is_summary",
+    "latest_log",
     "read_records",
     "read_steps",
     "step_records",
@@ -42,6 +46,7 @@ LOG_NAME = "logging.jsonl"
 # Keys only a GRPO trainer logs (besides rewards/<Name>/mean): a log without any is another trainer's.
 GRPO_KEYS = ("reward", "frac_reward_zero_std")
 _GRPO_PREFIXES = ("completions/",)
+_RUN_FOLDER = re.compile(r"v\d+-")  # swift's run folders under an --output_dir: v0-20260101-000000
 
 
 def find_log(path: Path) -> Path:
@@ -69,12 +74,53 @@ def find_log(path: Path) -> Path:
     return max(logs, key=lambda log: log.stat().st_mtime)
 
 
+def latest_log(path: Path, since: float = 0.0) -> Path | None:
+    """The ``logging.jsonl`` of the newest run under ``path``, which swift may not have written yet: the file
+    itself, a run folder's, or the newest of an ``--output_dir``'s run folders, a ``v<N>-…`` folder without a log
+    included (a run just started, or resumed: ``RESUME=auto`` makes ``v1-…`` beside ``v0-…``). A run's age is the
+    last write to its log or its folder; only those written at ``since`` (a ``time.time()``) or later count. None
+    while there is none.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> latest_log(out) is None
+    True
+    >>> (out / "v0-20260101-000000").mkdir()
+    >>> latest_log(out).relative_to(out).as_posix()
+    'v0-20260101-000000/logging.jsonl'
+    """
+    path = Path(path)
+    if path.is_file() or (path / LOG_NAME).is_file():
+        log = path if path.is_file() else path / LOG_NAME
+        return log if _written(log) >= since else None
+    logs = {log for log in path.glob(f"*/{LOG_NAME}") if log.is_file()}
+    logs |= {folder / LOG_NAME for folder in path.glob("v*-*") if _RUN_FOLDER.match(folder.name) and folder.is_dir()}
+    ages = {log: max(_written(log), _written(log.parent)) for log in logs}
+    newest = max(ages, key=lambda log: (ages[log], log.parent.name), default=None)
+    return newest if newest is not None and ages[newest] >= since else None
+
+
+def _written(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # not there (yet), or gone since the listing
+        return -math.inf
+
+
 def _record(line: str) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
     except json.JSONDecodeError:  # the half-written last line of a running run
         return None
     return record if isinstance(record, dict) else None
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:  # UnicodeDecodeError included
+        return False
+    return True
 
 
 def read_records(log: Path) -> list[dict[str, Any]]:
@@ -162,10 +208,12 @@ def is_grpo(steps: Iterable[dict[str, Any]]) -> bool:
 class LogTail:
     """The step records of a ``logging.jsonl`` that is still being written, a call at a time.
 
-    Each :meth:`read` returns the complete step records written since the last call. It remembers its
-    byte offset, leaves a half-written last line for the next call, returns nothing while the file does
-    not exist yet, and starts over when the file is replaced by a shorter one. ``finished`` turns true
-    once the summary line (``train_runtime``) has been read.
+    Each :meth:`read` returns the complete step records written since the last call; :meth:`chunks` gives them a
+    block of the file at a time (a long log is never held whole). It remembers its byte offset, leaves a
+    half-written last line for the next call (unless ``final``: the log is complete), returns nothing while the
+    file does not exist yet, and starts over when the file is replaced by a shorter one. ``finished`` turns true
+    once the summary line (``train_runtime``) has been read. A file whose complete lines are none of them a JSON
+    object (garbage, UTF-16, a JSON array) raises :class:`DataError`: not a ``logging.jsonl``.
 
     >>> import tempfile
     >>> log = Path(tempfile.mkdtemp()) / "logging.jsonl"
@@ -181,33 +229,69 @@ class LogTail:
     ([2], True)
     """
 
+    CHUNK = 1 << 20  # bytes read at a time
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.offset = 0  # bytes of the file read and consumed: the start of the next line
         self.steps = 0  # step records returned so far (numbers the steps of lines without a step)
         self.finished = False
+        self.objects = self.others = 0  # complete lines read that are a JSON object, and that are not
 
-    def read(self) -> list[dict[str, Any]]:
-        """The complete step records written since the last call (none while the file is missing)."""
+    def read(self, final: bool = False) -> list[dict[str, Any]]:
+        """The complete step records written since the last call (none while the file is missing); with
+        ``final``, a last line without its newline is read as complete."""
+        return [record for chunk in self.chunks(final) for record in chunk]
+
+    def seconds_since_written(self) -> float | None:
+        """Seconds since the file was last written (its modification time), None while it does not exist."""
         try:
-            with self.path.open("rb") as file:
-                size = os.fstat(file.fileno()).st_size
-                if size < self.offset:  # replaced by a new, shorter file: read it from its start
-                    self.offset, self.steps, self.finished = 0, 0, False
-                file.seek(self.offset)
-                data = file.read()
+            return time.time() - self.path.stat().st_mtime
         except FileNotFoundError:
-            return []
+            return None
         except OSError as error:
             raise DataError(f"{self.path}: cannot read it ({error.strerror or error})") from None
-        lines = data.split(b"\n")
-        complete, rest = lines[:-1], lines[-1]
-        consumed = len(data) - len(rest)
-        if rest.strip() and _record(rest.decode("utf-8", "replace")) is not None:  # complete but for its newline
-            complete.append(rest)
-            consumed = len(data)
-        self.offset += consumed
-        records = [record for line in complete if (record := _record(line.decode("utf-8", "replace"))) is not None]
+
+    def chunks(self, final: bool = False) -> Iterator[list[dict[str, Any]]]:
+        """:meth:`read`, a block of the file at a time: the step records of each block's complete lines."""
+        try:
+            with self.path.open("rb") as file:
+                if os.fstat(file.fileno()).st_size < self.offset:  # replaced by a new, shorter file: start over
+                    self.offset, self.steps, self.finished, self.objects, self.others = 0, 0, False, 0, 0
+                file.seek(self.offset)
+                parts: list[bytes] = []  # the line being read, across blocks
+                while block := file.read(self.CHUNK):
+                    head, newline, rest = block.rpartition(b"\n")
+                    if not newline:
+                        parts.append(block)
+                        continue
+                    data = b"".join([*parts, head])
+                    parts = [rest]
+                    self.offset += len(data) + 1
+                    yield self._steps(data.split(b"\n"))
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise DataError(f"{self.path}: cannot read it ({error.strerror or error})") from None
+        last = b"".join(parts)
+        if last.strip() and (final or _is_json(last)):
+            self.offset += len(last)  # complete but for its newline
+            yield self._steps([last])
+
+    def _steps(self, lines: list[bytes]) -> list[dict[str, Any]]:
+        records = []
+        for line in lines:
+            record = _record(line.decode("utf-8", "replace")) if line.strip() else None
+            if record is not None:
+                records.append(record)
+            elif line.strip():
+                self.others += 1
+        self.objects += len(records)
+        if not self.objects and self.others:
+            raise DataError(
+                f"{self.path}: not a logging.jsonl (no line of it is a JSON object; ms-swift writes one JSON object "
+                "a line, in UTF-8)"
+            )
         self.finished = self.finished or any(map(is_summary, records))
         steps = step_records(records, before=self.steps)
         self.steps += len(steps)

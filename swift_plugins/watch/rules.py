@@ -249,6 +249,7 @@ class _Average:
 
     values: deque[tuple[int, float]]  # (step, value) of the last collapse_window records
     before: int = 0  # the step logged just before values[0] (0: none)
+    total: float = 0.0  # the sum of the values
     seen: int = 0
     squares: float = 0.0  # the sum of the squared differences between consecutive values (see noise)
     best: float = -math.inf
@@ -261,8 +262,10 @@ class _Average:
         if self.values:
             self.squares += (value - self.values[-1][1]) ** 2
             if len(self.values) == self.values.maxlen:
-                self.before = self.values[0][0]
+                self.before, dropped = self.values[0]
+                self.total -= dropped
         self.values.append((step, value))
+        self.total += value
         self.seen += 1
 
     def noise(self) -> float:
@@ -422,7 +425,7 @@ class Watch:
             if len(average.values) < window or average.seen < thresholds.collapse_warmup:
                 continue
             judged = True
-            average.mean = sum(value for _, value in average.values) / window
+            average.mean = average.total / window
             if average.first is None:
                 average.first = (average.before, tuple(average.values))
             if average.mean > average.best:
