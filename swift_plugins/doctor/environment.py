@@ -81,6 +81,37 @@ class Gpus:
     hung: bool = False
     printed: str | None = None
 
+    @property
+    def problem(self) -> str | None:
+        """Why no GPU can be used, and what to do, in one line; None when it lists GPUs.
+
+        >>> Gpus(0, None, printed="").problem[:60]
+        'nvidia-smi printed nothing for its GPUs: is a GPU seen (lspc'
+        """
+        if self.hung:
+            return (
+                f"nvidia-smi did not answer within {NVIDIA_SMI_SECONDS} s: the driver is stuck or a GPU is lost; run "
+                "nvidia-smi by hand, look for Xid errors in sudo dmesg, and reboot the machine if it still hangs"
+            )
+        if self.error:
+            return f"nvidia-smi failed: {self.error}; reinstall the NVIDIA driver"
+        if self.count:
+            return None
+        if not self.printed:
+            return (
+                "nvidia-smi printed nothing for its GPUs: is a GPU seen (lspci | grep -i nvidia) and the driver "
+                "loaded (lsmod | grep nvidia)?"
+            )
+        if "permission" in self.printed.lower():
+            return (
+                f"nvidia-smi printed {self.printed!r}: this user cannot open the GPUs (ls -l /dev/nvidia*); run as a "
+                "user of their group, or start the container with the GPUs (docker run --gpus all)"
+            )
+        return (
+            f"nvidia-smi printed {self.printed!r}, not one driver version a GPU: run nvidia-smi -L by hand; is the "
+            "nvidia-smi on PATH a wrapper?"
+        )
+
 
 @dataclass(frozen=True)
 class Environment:

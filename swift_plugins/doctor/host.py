@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..core.console import Console
 from ..core.errors import SettingError
+from .environment import NVIDIA_SMI_SECONDS, read_gpus
 
 __all__ = ["PROBE", "check_gpus", "check_stack", "check_swift", "swift_interpreter"]
 
@@ -39,9 +40,11 @@ print("@@" + json.dumps(found))
 """
 
 
-def _run(argv: list[str], what: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+def _run(
+    argv: list[str], what: str, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SettingError(f"cannot run {what}: {error}") from None
 
@@ -56,13 +59,11 @@ def check_gpus(requested: Mapping[str, Iterable[str]]) -> None:
         raise SettingError(
             "nvidia-smi not found on PATH: no NVIDIA driver here? (DRY_RUN=1 prints the commands without GPU checks)"
         )
-    listed = _run([smi, "--query-gpu=index", "--format=csv,noheader"], "nvidia-smi")
-    if listed.returncode:
-        raise SettingError(f"nvidia-smi failed: {((listed.stderr or listed.stdout).strip().splitlines() or [''])[0]}")
-    indices = [line.strip() for line in listed.stdout.splitlines() if line.strip().isdigit()]
-    if not indices:
-        raise SettingError("nvidia-smi lists no GPUs")
-    uuids = re.findall(r"UUID: ([^)\s]+)", _run([smi, "-L"], "nvidia-smi -L").stdout)
+    listed = read_gpus(smi)
+    if listed.problem:  # the doctor's line: it failed, hung, or printed no GPU
+        raise SettingError(listed.problem)
+    indices = [str(index) for index in range(listed.count)]  # nvidia-smi numbers its GPUs from 0
+    uuids = re.findall(r"UUID: ([^)\s]+)", _run([smi, "-L"], "nvidia-smi -L", timeout=NVIDIA_SMI_SECONDS).stdout)
     for name, gpus in requested.items():
         value = ",".join(gpus)
         for gpu in gpus:
