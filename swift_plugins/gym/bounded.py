@@ -29,7 +29,7 @@ from ..core.errors import SettingError
 __all__ = ["DEFAULT_TIMEOUT", "Outcome", "ScorePool", "pool_settings", "request"]
 
 DEFAULT_TIMEOUT = 1.0  # seconds; the slowest gold answer of every dataset scores in 0.08 s (docs/tasks.md)
-START_TIMEOUT = 60.0  # seconds for a worker to import reasoning-gym
+START_TIMEOUT = 60.0  # seconds for a worker to import reasoning-gym, or to build a dataset it has not built yet
 ROOT = Path(__file__).resolve().parents[2]  # the folder holding swift_plugins, for the workers' imports
 GOLD_ROW = {"gym_config": "{}", "question": "Calculate 2 + 3.", "answer": "5", "metadata": "{}"}
 
@@ -92,20 +92,31 @@ class _Worker:
             start_new_session=True,  # the trainer's Ctrl-C reaches the trainer, which closes the pool
         )
         self.buffer = b""
+        self.built: set[tuple[str, str]] = set()  # the (name, config) datasets it holds
+        self.key: tuple[str, str] | None = None  # the dataset of the request it scores
+        self.timeout = START_TIMEOUT
         self.job: int | None = -1
         self.started = time.monotonic()
         self.deadline = self.started + START_TIMEOUT
 
-    def send(self, job: int, payload: bytes, timeout: float) -> bool:
-        """Hand the worker a request; False if it is gone."""
-        self.job, self.started = job, time.monotonic()
-        self.deadline = self.started + timeout
+    def send(self, job: int, request: dict[str, Any], timeout: float) -> bool:
+        """Hand the worker a request (bounded once its dataset is built: :meth:`restart_clock`); False if it is gone."""
+        self.job, self.key, self.timeout = job, (request["name"], request["config"]), timeout
+        self.started = time.monotonic()
+        self.deadline = self.started + (timeout if self.key in self.built else START_TIMEOUT)
+        payload = (json.dumps(request) + "\n").encode()
         try:
             self.process.stdin.write(payload)
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             return False
         return True
+
+    def restart_clock(self) -> None:
+        """The dataset is built: the request's time bound starts now."""
+        self.built.add(self.key)
+        self.started = time.monotonic()
+        self.deadline = self.started + self.timeout
 
     def read(self) -> list[dict[str, Any]] | None:
         """The complete replies now readable; None at end of file (the worker died)."""
@@ -158,7 +169,7 @@ class ScorePool:
             for worker in self.workers:
                 if worker.job is None and waiting:
                     job = waiting.popleft()
-                    if not worker.send(job, (json.dumps(requests[job]) + "\n").encode(), self.timeout):
+                    if not worker.send(job, requests[job], self.timeout):
                         self._finish(worker, Outcome(0.0, 0.0, "worker died"))
                         self._replace(worker)
             if not self.workers:
@@ -178,7 +189,6 @@ class ScorePool:
             for worker in busy:
                 selector.register(worker.process.stdout, selectors.EVENT_READ, worker)
             ready = selector.select(max(0.0, min(worker.deadline for worker in busy) - time.monotonic()))
-        now = time.monotonic()
         for key, _ in ready:
             worker = key.data
             replies = worker.read()
@@ -188,14 +198,18 @@ class ScorePool:
                     worker.kill()
                     self.workers.remove(worker)
                 else:
-                    self._finish(worker, Outcome(0.0, now - worker.started, "worker died"))
+                    self._finish(worker, Outcome(0.0, time.monotonic() - worker.started, "worker died"))
                     self._replace(worker)
                 continue
             for reply in replies:
+                if "built" in reply:
+                    worker.restart_clock()
+                    continue
                 if not starting:
                     failure = None if "score" in reply else f"error: {reply.get('error')}"
-                    self._finish(worker, Outcome(reply.get("score", 0.0), now - worker.started, failure))
+                    self._finish(worker, Outcome(reply.get("score", 0.0), time.monotonic() - worker.started, failure))
                 worker.job = None
+        now = time.monotonic()
         for worker in [worker for worker in busy if worker.job is not None and worker.deadline <= now]:
             if worker.job == -1:
                 worker.kill()

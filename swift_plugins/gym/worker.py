@@ -3,9 +3,10 @@
 It reads one JSON request a line on stdin (``name``, ``config``, ``answer``, ``question``, ``gold``, ``metadata``:
 the row's columns) and writes one JSON line per request: ``{"score": float}``, or ``{"error": "Type: message"}``
 when ``score_answer`` raised or gave no finite number. It first writes ``{"ready": true}`` once reasoning-gym is
-imported. Replies go to the stdout it was started with; anything a scorer prints goes to stderr instead, so it
-cannot garble them. The pool kills it when a request outlives the time bound: a big-integer power in C cannot be
-interrupted from inside the process.
+imported, and ``{"built": true}`` before the score of a request whose dataset it had not built yet (some load
+files): the pool's time bound covers ``score_answer``, not the building. Replies go to the stdout it was started
+with; anything a scorer prints goes to stderr instead, so it cannot garble them. The pool kills it when a request
+outlives the time bound: a big-integer power in C cannot be interrupted from inside the process.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from .data import entry_of
@@ -24,8 +26,8 @@ __all__ = ["score_request", "serve"]
 _DATASETS: dict[tuple[str, str], Any] = {}  # (name, config): the dataset whose score_answer scores its rows
 
 
-def score_request(request: dict[str, Any]) -> dict[str, Any]:
-    """The reply to one request: its score, or the error met computing it.
+def score_request(request: dict[str, Any], on_built: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """The reply to one request: its score, or the error met computing it; ``on_built()`` after building a dataset.
 
     >>> score_request({"name": "basic_arithmetic", "config": "{}", "answer": "5", "question": "Calculate 2 + 3.",
     ...                "gold": "5", "metadata": "{}"})
@@ -37,6 +39,7 @@ def score_request(request: dict[str, Any]) -> dict[str, Any]:
         key = request["name"], request["config"]
         if key not in _DATASETS:
             _DATASETS[key] = create_dataset(key[0], **decode(key[1]))
+            on_built()
         entry = entry_of(request["question"], request["gold"], request["metadata"])
         score = float(_DATASETS[key].score_answer(request["answer"], entry))
         if not math.isfinite(score):
@@ -51,11 +54,13 @@ def serve() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a scorer's print goes to stderr
     import reasoning_gym  # noqa: F401  (imported before ready: the first request is not slowed by it)
 
-    replies.write('{"ready": true}\n')
-    replies.flush()
-    for line in sys.stdin:
-        replies.write(json.dumps(score_request(json.loads(line))) + "\n")
+    def reply(message: dict[str, Any]) -> None:
+        replies.write(json.dumps(message) + "\n")
         replies.flush()
+
+    reply({"ready": True})
+    for line in sys.stdin:
+        reply(score_request(json.loads(line), lambda: reply({"built": True})))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import SettingError
-from ..tasks import NAMES
+from ..tasks import FAMILIES, NAMES
 
 __all__ = ["LAYOUTS", "RECIPES", "GpuSetting", "Layout", "Port", "Recipe", "recipe_named"]
 
@@ -126,6 +126,7 @@ class Recipe:
     layouts: tuple[str, ...]
     smoke: bool = False  # always a smoke run: the tiny model and a few steps
     shared_output: bool = False  # every host uses the same OUTPUT_DIR (default output/<recipe>)
+    family: str | None = None  # TASK must be one of this family's tasks, <family>:<name> (task is None)
 
 
 RECIPES = {
@@ -142,5 +143,9 @@ def recipe_named(name: str) -> Recipe:
     task, _, suffix = name.rpartition("_")
     if task in NAMES and suffix in SUFFIXES:
         return Recipe(task, (SUFFIXES[suffix],))
+    family, _, kind = name.partition("_")  # gym_1gpu, gym_3gpu, gym_cpu_smoke: the task is TASK=gym:<name>
+    if family in FAMILIES and kind in (*SUFFIXES, "cpu_smoke"):
+        layout = SUFFIXES.get(kind, "cpu")
+        return Recipe(None, (layout,), smoke=layout == "cpu", family=family)
     known = [*RECIPES, *(f"{task}_{suffix}" for task in NAMES for suffix in SUFFIXES)]
     raise SettingError(f"{name}: no such recipe; the recipes are {', '.join(known)}")

@@ -201,7 +201,7 @@ class Settings:
         if resume != "auto" and resume.strip().lower() not in ("", "0", "false", "no"):
             raise SettingError(f"RESUME={resume!r} is not understood: RESUME=auto continues the run in OUTPUT_DIR")
         layout = _layout(recipe, env)
-        task = task_named(recipe.task or env.get("TASK") or "countdown")
+        task = task_named(_task_name(recipe_name, recipe, env))
         smoke = flags["SMOKE"] or recipe.smoke
         if any(port.name == "ROLLOUT_PORT" for port in layout.ports):
             _check_renamed_ports(env)
@@ -250,6 +250,17 @@ class Settings:
         if smoke:
             values.update(_smoke(task, output_dir, recipe.shared_output, values["val_dataset"]))
         return cls(**values)
+
+
+def _task_name(recipe_name: str, recipe: Recipe, env: Mapping[str, str]) -> str:
+    """The recipe's task, else ``TASK`` (default countdown); a family's recipe needs ``TASK=<family>:<name>``."""
+    name = recipe.task or env.get("TASK") or ("" if recipe.family else "countdown")
+    if recipe.family and not name.startswith(f"{recipe.family}:"):
+        raise SettingError(
+            f"{recipe_name} needs TASK={recipe.family}:<name>, got TASK={name!r} "
+            f"(python -m swift_plugins {recipe.family} list names them)"
+        )
+    return name
 
 
 def _layout(recipe: Recipe, env: Mapping[str, str]) -> Layout:
