@@ -19,6 +19,10 @@ The rules (``RULES``), each set by a field of :class:`Thresholds` whose comment 
 - ``kl-blowup``: ``kl`` (logged when ``--beta`` > 0) above a bound;
 - ``stalled``: no step logged for far longer than the steps take (a live rule: :meth:`Watch.idle`).
 
+Another rule is its name in ``RULES``, its fields in :class:`Thresholds`, its advice in ``_ADVICE`` and a method
+of :class:`Watch` called from :meth:`Watch.add` (``_event`` counts its failing stretch and gives warning and fatal;
+``_above`` serves a rule on one logged number above a bound).
+
 ``since`` in a verdict is a checkpoint boundary: the numbers logged at step k come from the weights saved
 at step k-1 (generation and the loss of step k run before its update), so for a stretch whose first failing
 logged step is k, ``since`` is the step logged before it (k-1 with ``--logging_steps 1``, k-5 with 5: the
