@@ -26,15 +26,13 @@ from packaging.version import InvalidVersion, Version
 
 from .environment import Environment
 from .plugins import SWIFT_VLLM_PLUGIN, swift_plugin_problem
-from .stacks import STACKS, Stack, cuda_route, pair_problem
+from .stacks import LOCK_PYTHONS, STACKS, Stack, cuda_route, pair_problem
 
-__all__ = ["CONCERNS", "GPU_PYTHONS", "LEVELS", "SWIFT_SERIES", "Finding", "diagnose", "matching_stack", "refusals"]
+__all__ = ["CONCERNS", "LEVELS", "SWIFT_SERIES", "Finding", "diagnose", "matching_stack", "refusals"]
 
 LEVELS = ("ok", "note", "warn", "refuse")
 CONCERNS = ("swift", "torch", "vllm", "deepspeed", "cuda", "python", "stack")
 SWIFT_SERIES = "4.6"
-# The CPython versions the GPU stacks run on: vLLM 0.23's and ms-swift 4.6's own range, the locks' Pythons.
-GPU_PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # What a finding about each package concerns (CONCERNS).
 CONCERN_OF = {"ms-swift": "swift", "trl": "swift", "torch": "torch", "transformers": "torch", "vllm": "vllm",
               "torchvision": "vllm", "deepspeed": "deepspeed"}  # fmt: skip
@@ -93,8 +91,10 @@ class _Findings(list):
 
 
 def _python(env: Environment, out: _Findings) -> None:
-    if env.implementation != "CPython" or ".".join(env.python.split(".")[:2]) not in GPU_PYTHONS:
-        supported = f"CPython {', '.join(GPU_PYTHONS[:-1])} and {GPU_PYTHONS[-1]}"
+    pythons = SpecifierSet(LOCK_PYTHONS)
+    if env.implementation != "CPython" or not pythons.contains(env.python, prereleases=True):
+        listed = [f"3.{minor}" for minor in range(100) if pythons.contains(f"3.{minor}")]
+        supported = f"CPython {', '.join(listed[:-1])} and {listed[-1]}"
         out.add("refuse", "python", ("python",), (
             f"{env.implementation} {env.python}: the GPU stacks run on {supported}: make the venv with one of "
             "them (uv python install 3.12 installs one)"))  # fmt: skip
