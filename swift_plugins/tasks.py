@@ -68,7 +68,7 @@ class TaskSpec:
     preset: Preset
     system_prompt: str | None  # given to training with --system (None: the rows carry their own)
     held_out_hint: str  # how to make a held-out file, printed when a run has none
-    infer_args: tuple[str, ...] = ()  # swift infer flags evaluate adds for this task
+    result_columns: tuple[str, ...] = ()  # data columns evaluate puts back in swift infer's rows (it drops them)
 
     def scoring_module(self) -> ModuleType:
         return importlib.import_module(self.scoring)

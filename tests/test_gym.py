@@ -18,6 +18,7 @@ from swift_plugins.gym.entries import decode, encode
 from swift_plugins.gym.generator import dataset_names, describe, generate, parse_settings
 from swift_plugins.gym.scoring import samples_from_rows, score_samples
 from swift_plugins.tasks import task_named
+from swift_plugins.tools.evaluate import with_data_columns
 
 from .helpers import REPO, settings
 
@@ -130,6 +131,20 @@ def test_evaluate_scores_result_rows_with_the_reward(countdown_row):
     assert report["failures"] == {"partial credit": 1, "no answer": 1, "timeout": 1}
     with pytest.raises(DataError, match="r:0: Gym data needs columns"):
         samples_from_rows([("r:0", {"response": "x", "question": "q"})])
+
+
+def test_evaluate_puts_the_gym_columns_back_in_swift_infers_rows(tmp_path, countdown_row):
+    # swift infer writes messages and the response, not the data's other columns
+    data = tmp_path / "held.jsonl"
+    data.write_text(json.dumps(countdown_row) + "\n")
+    prompt = GYM.prepare(countdown_row, "held.jsonl:1")["messages"]
+    result = {"messages": [*prompt, {"role": "assistant", "content": "x"}], "response": tagged(countdown_row["answer"])}
+    spec = task_named("gym:countdown")
+    [sample] = samples_from_rows(with_data_columns([("r:1", result)], data, spec.result_columns))
+    assert (sample.verdict, sample.score, sample.formatted) == ("correct", 1.0, True)
+    other = {**countdown_row, "question": "another question"}
+    with pytest.raises(DataError, match="r:1: its prompt does not ask this row's question"):
+        samples_from_rows([("r:1", {**result, **other})])
 
 
 def run_cli(*argv, cwd=None):

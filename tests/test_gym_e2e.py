@@ -3,7 +3,9 @@
 ``python -m swift_plugins.launch gym_cpu_smoke`` with ``TASK=gym:basic_arithmetic`` generates the gym rows and
 their held-out split with ``python -m swift_plugins gym generate``, builds the tiny random model and runs real
 ``swift rlhf --rlhf_type grpo`` for 2 steps with the plugin's ``external_gym`` and ``think_answer_format`` rewards
-(scored in the gym reward's worker pool), one evaluation on the held-out rows and a checkpoint.
+(scored in the gym reward's worker pool), one evaluation on the held-out rows and a checkpoint; then
+``python -m swift_plugins evaluate`` scores the checkpoint's greedy answers to the held-out rows with the same
+scorer, which ``gym score`` reproduces from the responses.
 """
 
 import json
@@ -63,3 +65,23 @@ def test_the_smoke_data_is_gym_rows_with_a_disjoint_held_out_split(gym_smoke):
     assert (len(rows), len(held)) == (64, 16)
     assert {row["gym_dataset"] for row in rows + held} == {"basic_arithmetic"}
     assert not {row["question"] for row in rows} & {row["question"] for row in held}
+
+
+def test_evaluate_scores_the_checkpoint_as_gym_score_does(gym_smoke, tmp_path):
+    out, _ = gym_smoke
+    checkpoint = newest_checkpoint(out)
+    held_out = Path(json.loads((checkpoint.parent / "args.json").read_text())["val_dataset"][0])
+    run = subprocess.run([sys.executable, "-m", "swift_plugins", "evaluate", str(checkpoint), "--task",
+                          "gym:basic_arithmetic", "--data", str(held_out), "--out", str(tmp_path / "eval"),
+                          "--backend", "transformers", "--max-new-tokens", "16", "--quiet"],
+                         cwd=REPO, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    examples = [json.loads(line) for line in (tmp_path / "eval" / "examples.jsonl").read_text().splitlines()]
+    assert len(examples) == 16 and {example["dataset"] for example in examples} == {"basic_arithmetic"}
+    results = [json.loads(line) for line in (tmp_path / "eval" / "results.jsonl").read_text().splitlines()]
+    completions = tmp_path / "completions.jsonl"
+    completions.write_text("".join(json.dumps({"completion": row["response"]}) + "\n" for row in results))
+    scored = subprocess.run([sys.executable, "-m", "swift_plugins", "gym", "score", str(held_out), str(completions)],
+                            cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    rewards = [json.loads(line)["reward"] for line in scored.stdout.splitlines()]
+    assert rewards == [example["score"] for example in examples]

@@ -15,8 +15,6 @@ from .data import GYM, SYSTEM_PROMPT
 
 __all__ = ["spec"]
 
-INFER_ARGS = ("--remove_unused_columns", "false")  # evaluate's swift infer keeps the gym columns for the scorer
-
 
 def _preset(name: str) -> Preset:
     # Countdown's recipe (a one-line answer after a think block, the same tag layout and format reward) with the
@@ -68,5 +66,5 @@ def spec(name: str) -> TaskSpec:
         system_prompt=SYSTEM_PROMPT,
         held_out_hint=f"held-out rows, e.g. python -m swift_plugins gym generate {name} --size 10000 --test-size 500 "
         f"--seed 0 --out data/gym-{name}.jsonl (writes data/gym-{name}.test.jsonl beside it)",
-        infer_args=INFER_ARGS,
+        result_columns=(*GYM.columns, "answer"),
     )

@@ -2,7 +2,8 @@
 
 A signal cannot stop ``9**9**9`` (CPython computes the power in C and runs Python signal handlers only between
 bytecodes), so each request goes to a worker process (:mod:`.worker`) and the pool waits for its reply at most
-``timeout`` seconds; a worker that overruns is killed and replaced, and its request scores 0. A worker that dies,
+``timeout`` seconds; a worker that overruns is killed and replaced by a spare started ahead, and its request
+scores 0. A worker that dies,
 or a scorer that raises, scores 0 too. Nothing here raises on any request: every outcome says what happened.
 
 >>> with ScorePool(workers=1, timeout=1.0) as pool:
@@ -140,6 +141,7 @@ class ScorePool:
     def __init__(self, workers: int = 1, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.timeout = timeout
         self.workers = [_Worker() for _ in range(workers)]
+        self.spare = _Worker()  # started ahead: it takes a killed worker's place without a wait for its start
         self.lock = threading.Lock()  # one batch at a time through the workers
 
     def __enter__(self) -> ScorePool:
@@ -149,7 +151,7 @@ class ScorePool:
         self.close()
 
     def close(self) -> None:
-        for worker in self.workers:
+        for worker in [*self.workers, self.spare]:
             worker.kill()
         self.workers = []
 
@@ -160,7 +162,7 @@ class ScorePool:
 
     def _replace(self, worker: _Worker) -> None:
         worker.kill()
-        self.workers[self.workers.index(worker)] = _Worker()
+        self.workers[self.workers.index(worker)], self.spare = self.spare, _Worker()
 
     def _score(self, requests: list[dict[str, Any]]) -> list[Outcome]:
         self._outcomes: list[Outcome | None] = [None] * len(requests)

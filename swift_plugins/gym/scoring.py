@@ -1,7 +1,8 @@
 """Score ``swift infer`` results on gym data with the training reward's own scorer.
 
-A result row needs the model's ``response`` and the gym columns of its row (``evaluate`` keeps them: it runs swift
-infer with ``--remove_unused_columns false``, the task's ``infer_args``). Each response is scored exactly as the reward
+A result row needs the model's ``response`` and the gym columns of its row (swift infer drops them; ``evaluate``
+puts them back from the data file, the task's ``result_columns``, and each row's prompt is checked against its
+question). Each response is scored exactly as the reward
 scores it (:func:`.rewards.score_completions`); a score of 1 is correct, one between 0 and 1 is reasoning-gym's
 partial credit. Rows are grouped by question for pass@k, and the report adds the mean score and each dataset's
 accuracy.
@@ -26,7 +27,7 @@ from ..core.errors import DataError
 from ..core.files import read_rows
 from ..core.scoring import CORRECT, is_correct, is_truncated, summarise, summary_lines, table_lines
 from ..core.tags import is_two_block, last_answer
-from .data import GYM, check_row
+from .data import GYM, check_row, prompt_for
 from .rewards import score_completions
 
 __all__ = ["TASK", "Sample", "format_report", "load_samples", "sample_record", "samples_from_rows", "score_samples"]
@@ -69,7 +70,11 @@ def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> list[Sample
         if not isinstance(response, str):
             raise DataError(f"{where}: no 'response' text (is this a swift infer result file?)")
         GYM.check_columns(row, where)
-        located.append((where, check_row(row, where)))
+        checked = check_row(row, where)
+        users = [m.get("content") for m in row.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+        if users and users[-1] != prompt_for(checked["question"]):
+            raise DataError(f"{where}: its prompt does not ask this row's question: the results and the data differ")
+        located.append((where, checked))
         responses.append(response)
     outcomes = score_completions(responses, [row for _, row in located])
     return [

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,23 @@ def check_data(task: str, data: str | Path) -> int:
     if count == 0:
         raise DataError(f"--data {data}: no rows (expected {rules.name} rows: {', '.join(rules.columns)})")
     return count
+
+
+def with_data_columns(
+    results: Iterable[tuple[str, dict[str, Any]]], data: str | Path, columns: Sequence[str]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """swift infer's result rows with ``columns`` of the data rows they answer put back (one result per data row,
+    in order: swift infer writes them so); the result's own values win.
+
+    >>> results = [("r:1", {"response": "5", "question": "q1"})]
+    >>> list(with_data_columns(results, "d.jsonl", ()))
+    [('r:1', {'response': '5', 'question': 'q1'})]
+    """
+    if not columns:
+        yield from results
+        return
+    for (where, row), (_, source) in zip(results, read_rows(data), strict=True):
+        yield where, {**{column: source.get(column) for column in columns}, **row}
 
 
 def _model_arguments(model: str) -> list[str]:
@@ -198,7 +215,6 @@ def evaluate(
     spec = task_named(task)
     scoring = spec.scoring_module()
     backend = backend or default_backend()
-    options["extra"] = (*spec.infer_args, *options.get("extra", ()))  # the user's flags last: they win
     try:
         with atomic_folder(out_dir) as work:
             results, log = work / "results.jsonl", work / "infer.log" if quiet else None
@@ -211,9 +227,8 @@ def evaluate(
                     where = f"see {kept}"
                 raise EvaluationError(f"swift infer failed with status {status} on {model} ({where})")
             final = str(out_dir / results.name)  # where the rows will be: the examples name that file
-            samples = scoring.samples_from_rows(
-                (where.replace(str(results), final, 1), row) for where, row in read_rows(results)
-            )
+            rows = with_data_columns(read_rows(results), data, spec.result_columns)
+            samples = scoring.samples_from_rows((where.replace(str(results), final, 1), row) for where, row in rows)
             report = {"model": str(model), "task": task, "data": str(data), "backend": backend}
             report.update(scoring.score_samples(samples))
             write_jsonl(map(scoring.sample_record, samples), work / "examples.jsonl")
