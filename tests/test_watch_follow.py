@@ -29,16 +29,16 @@ def test_follow_waits_for_a_resumed_run_instead_of_judging_the_finished_one(tmp_
     aged(write(tmp_path / V0 / "logging.jsonl", h100_records()), 60)  # finished: its train_runtime line came
     (tmp_path / V1).mkdir()  # RESUME=auto's run: swift made its folder, no step logged yet
     process = follow(tmp_path)
+    log = tmp_path / V1 / "logging.jsonl"
     try:
+        assert process.stderr.readline() == FOLLOWING.format(f"{log} (not written yet)")
         time.sleep(0.5)
         assert process.poll() is None  # not "150 steps judged ...; training finished" about v0
-        append(tmp_path / V1 / "logging.jsonl", lines_of(altered(nan_loss, 101)[100:103]))
+        append(log, lines_of(altered(nan_loss, 101)[100:103]))
         out, err = process.communicate(timeout=30)
     finally:
         process.kill()
-    log = tmp_path / V1 / "logging.jsonl"
     assert process.returncode == 3, err
-    assert err.splitlines()[0] == FOLLOWING.format(f"{log} (not written yet)").strip()
     assert out == f"3 steps judged in {log}, fatal: non-finite at step 103 (1 warning)\n"
 
 
