@@ -196,6 +196,10 @@ def _server_words(settings: Settings) -> list[str]:
         "--vllm_server_host", settings.rollout_host,
         "--vllm_server_port", str(settings.port("ROLLOUT_PORT")),
         "--vllm_server_group_port", str(settings.port("ROLLOUT_GROUP_PORT")),
+        # ms-swift's server-side weight update does not report a failed load: the trainer goes on against a server
+        # generating with old weights. The gap between the policy that generated and the one that trains
+        # (rollout_correction/*) is what the watch's stale-server rule reads.
+        "--log_rollout_offpolicy_metrics", "true",
     ]  # fmt: skip
 
 

@@ -106,11 +106,11 @@ def serve_until_stopped(server: subprocess.Popen, log: Path, lines: int, console
 
 
 def watcher(
-    where: Path, mode: str, thresholds: Thresholds, record: Path, console: Console
+    where: Path, mode: str, thresholds: Thresholds, record: Path, console: Console, server_log: Path | None = None
 ) -> Callable[[], None] | None:
-    """What to call while a trainer runs (None with ``WATCH=off``): judge its log under ``where``, say each verdict
-    (also appended to ``record``) and, with ``WATCH=stop``, raise :class:`~swift_plugins.watch.live.WatchStopped` at
-    a fatal one."""
+    """What to call while a trainer runs (None with ``WATCH=off``): judge its log under ``where`` (and the rollout
+    server's ``server_log``: a weight update it failed to load), say each verdict (also appended to ``record``)
+    and, with ``WATCH=stop``, raise :class:`~swift_plugins.watch.live.WatchStopped` at a fatal one."""
     if mode == "off":
         return None
 
@@ -121,7 +121,7 @@ def watcher(
         with record.open("a", encoding="utf-8") as file:
             file.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}\n")
 
-    live = LiveWatch(where, say, thresholds, started=time.time())
+    live = LiveWatch(where, say, thresholds, started=time.time(), server_log=server_log)
 
     def check() -> None:
         verdicts = live.poll()

@@ -116,10 +116,10 @@ def _run(plan: Plan, children: Children) -> int:
         wait_for_health(settings.health_url, settings.rollout_timeout, None, Path(), lines, console)
     thresholds = Thresholds.plumbing() if settings.smoke else Thresholds()  # a random model fails on output by design
     mode = settings.watch if settings.node_rank == 0 else "off"  # rank 0 writes the log
-    watch = watcher(_swift_output(plan), mode, thresholds, settings.output_dir / WATCH_LOG, console)
+    server_log = Path(plan.rollout.log) if plan.rollout else None
+    watch = watcher(_swift_output(plan), mode, thresholds, settings.output_dir / WATCH_LOG, console, server_log)
     process = _start(plan.trainer, children)
-    server_log = Path(plan.rollout.log if plan.rollout else "")
-    status = follow_trainer(process, Path(plan.trainer.log), server, server_log, lines, console, watch)
+    status = follow_trainer(process, Path(plan.trainer.log), server, server_log or Path(), lines, console, watch)
     if status:
         console.note(f"trainer exited with status {status}; see {plan.trainer.log}")
     return status

@@ -34,6 +34,7 @@ from pathlib import Path
 from ..core.errors import DataError, LaunchError
 from .log import GRPO_KEYS, LogTail, is_grpo, latest_log
 from .rules import Thresholds, Verdict, Watch
+from .server import ServerLogReader
 
 __all__ = ["FATAL_STATUS", "STOPPED", "LiveWatch", "WatchStopped", "stop_on_fatal", "stopped_since"]
 
@@ -64,7 +65,8 @@ class LiveWatch:
     ``--output_dir``) at most every ``interval`` seconds; ``say`` gets each new verdict's line. When a newer run
     appears under an ``--output_dir`` (a resumed run's ``v1-…`` beside ``v0-…``), it judges that one from its
     start, with a fresh :class:`~.rules.Watch`: ``tail.path`` is the log judged. The stall rule counts from the
-    log's last write (its modification time), not from when the watch began."""
+    log's last write (its modification time), not from when the watch began. With ``server_log`` (the rollout
+    server's log), a weight update the server failed to load is judged too (the ``stale-server`` rule)."""
 
     def __init__(
         self,
@@ -73,8 +75,10 @@ class LiveWatch:
         thresholds: Thresholds | None = None,
         started: float = 0.0,
         interval: float = 2.0,
+        server_log: Path | None = None,
     ) -> None:
         self.where, self.say, self.started, self.interval = Path(where), say, started, interval
+        self.server = ServerLogReader(server_log) if server_log else None
         self.thresholds = thresholds or Thresholds()
         self.watch = Watch(self.thresholds)
         self.tail: LogTail | None = None
@@ -106,6 +110,8 @@ class LiveWatch:
                     "its step records: a log from another trainer (SFT, DPO?); watch judges GRPO runs"
                 )
             verdicts += [verdict for record in records for verdict in self.watch.add(record)]
+        if self.server is not None:
+            verdicts += [verdict for failure in self.server.read() for verdict in self.watch.server_failed(failure)]
         quiet = self.tail.seconds_since_written()
         if not self.finished and quiet is not None:
             verdicts += self.watch.idle(quiet)

@@ -17,7 +17,9 @@ The rules (``RULES``), each set by a field of :class:`Thresholds` whose comment 
   advantage, zero gradient), or ``reward_std`` 0 where the fraction is not logged;
 - ``non-finite``: ``loss`` or ``grad_norm`` NaN or infinite;
 - ``kl-blowup``: ``kl`` (logged when ``--beta`` > 0) above a bound;
-- ``stalled``: no step logged for far longer than the steps take (a live rule: :meth:`Watch.idle`).
+- ``stalled``: no step logged for far longer than the steps take (a live rule: :meth:`Watch.idle`);
+- ``stale-server``: the rollout server failed to load the trainer's weights (a live rule on the server's log,
+  :meth:`Watch.server_failed`: ms-swift's trainer is not told and would train on against the old weights).
 
 Another rule is its name in ``RULES``, its fields in :class:`Thresholds`, its advice in ``_ADVICE`` and a method
 of :class:`Watch` called from :meth:`Watch.add` (``_event`` counts its failing stretch and gives warning and fatal;
@@ -60,7 +62,7 @@ from ..core.errors import SettingError
 
 __all__ = ["RULES", "Thresholds", "Verdict", "Watch", "judge"]
 
-RULES = ("reward-collapse", "truncation", "zero-spread", "non-finite", "kl-blowup", "stalled")
+RULES = ("reward-collapse", "truncation", "zero-spread", "non-finite", "kl-blowup", "stalled", "stale-server")
 # Rules about the quality of the completions: a plumbing run's random model fails them by design.
 _OUTPUT_QUALITY = frozenset({"reward-collapse", "truncation", "zero-spread"})
 
@@ -201,6 +203,9 @@ _ADVICE = {
     "--num_generations or --temperature, or train on prompts the model solves sometimes, not always or never",
     "non-finite": "{resume} with a lower --learning_rate or --max_grad_norm 1.0, in bf16 rather than fp16",
     "kl-blowup": "the policy drifted far from the reference model: raise --beta or lower --learning_rate, and {resume}",
+    "stale-server": "the server keeps generating with weights the trainer has left behind; see the rollout "
+    "server's log for why it could not load them (a vLLM and ms-swift pair no lock covers, a changed weight layout), "
+    "fix that, and {resume}",
     "stalled": "the trainer stopped logging: look at its log and the rollout server's (a hung vLLM server or NCCL "
     "weight sync, a full disk); an evaluation or checkpoint save longer than that needs a larger stall_seconds",
 }
@@ -378,6 +383,24 @@ class Watch:
             f"{typical:.1f} s between steps)"
         )
         verdict = Verdict("stalled", self._may_be_fatal("stalled"), step, step + 1, figures, _ADVICE["stalled"])
+        self.verdicts.append(verdict)
+        return [verdict]
+
+    def server_failed(self, failure: str) -> list[Verdict]:
+        """Judge a failed weight update in the rollout server's log (``failure``, as
+        :func:`~swift_plugins.watch.server.failed_loads` gives it): fatal at once, one verdict per run. The weights
+        that failed to load were sent after the last logged step, whose checkpoint is still good.
+
+        >>> verdict = Watch().server_failed("update_flattened_params: AttributeError: boom")[0]
+        >>> verdict.fatal, verdict.since, verdict.advice.endswith("from the base model (no checkpoint predates step 1)")
+        (True, 1, True)
+        """
+        if any(verdict.rule == "stale-server" for verdict in self.verdicts):
+            return []
+        step = self._last["step"] if self._last else 0
+        figures = f"the rollout server failed to load the trainer's weights after step {step} ({failure})"
+        advice = _ADVICE["stale-server"].format(resume=_resume(step + 1))
+        verdict = Verdict("stale-server", self._may_be_fatal("stale-server"), step, step + 1, figures, advice)
         self.verdicts.append(verdict)
         return [verdict]
 
