@@ -82,6 +82,8 @@ def free_port() -> int:
 
 
 SYNC_PROBE = TESTS / "plugins" / "sync_probe.py"
+NCCL_STAND_IN = STAND_INS / "nccl"  # sitecustomize.py: NCCL's part of the weight sync, on a CPU (tests only)
+TIE = 1e-3  # log-probabilities this close are a tie that float noise may break either way
 
 
 def run_cpu_smoke(out: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -97,6 +99,74 @@ def run_cpu_smoke(out: Path, *extra: str) -> subprocess.CompletedProcess:
     plugins = ["--external_plugins", str(REPO / "swift_plugins" / "plugin.py"), str(SYNC_PROBE)]
     command = ["bash", str(REPO / "shell" / "countdown_cpu_smoke.sh"), *plugins, *extra]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+
+
+def run_server_smoke(out: Path, *extra: str, **env: str) -> subprocess.CompletedProcess:
+    """``SMOKE=1 bash shell/countdown_3gpu.sh`` into ``out`` on this CPU: real ``swift rollout`` on vLLM's CPU build,
+    real ``swift rlhf`` with DeepSpeed ZeRO-3 on 2 processes, the weight sync over gloo through the NCCL stand-in,
+    a stand-in ``nvidia-smi`` (3 GPUs); the package's plugin and the probe plugin (recording into
+    ``out/sync_probe.jsonl``) loaded, then ``extra`` swift rlhf flags; ``env`` added to the environment."""
+    (out / "bin").mkdir(parents=True)
+    (out / "bin" / "nvidia-smi").symlink_to(STAND_INS / "nvidia-smi")
+    environment = {
+        **os.environ,
+        "SMOKE": "1",
+        "OUTPUT_DIR": str(out),
+        "ROLLOUT_PORT": str(free_port()),
+        "ROLLOUT_GROUP_PORT": str(free_port()),
+        "MASTER_PORT": str(free_port()),
+        "ROLLOUT_ARGS": "--vllm_enforce_eager true --torch_dtype float32",
+        "PYTHONPATH": str(NCCL_STAND_IN),
+        "GLOO_SOCKET_IFNAME": "lo",
+        "SYNC_PROBE_OUT": str(out / "sync_probe.jsonl"),
+        "PATH": os.pathsep.join([str(out / "bin"), str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        **env,
+    }
+    cpu = ["--torch_dtype", "float32", "--bf16", "false", "--fp16", "false"]  # no bf16 or fp16 training on a CPU
+    plugins = ["--external_plugins", str(PLUGIN), str(SYNC_PROBE)]
+    command = ["bash", str(SHELL / "countdown_3gpu.sh"), *cpu, *plugins, *extra]
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=1500)
+
+
+def agree(vllm_answer: list, reference: list) -> bool:
+    """Whether two greedy answers of the sync probe are the same tokens with the same log-probabilities, up to a tie
+    broken differently (after which the answers may part)."""
+    for (token, logprob, runner_up), (ref_token, ref_logprob, _) in zip(vllm_answer, reference, strict=True):
+        if token != ref_token:
+            return logprob - runner_up < TIE
+        if abs(logprob - ref_logprob) > TIE:
+            return False
+    return True
+
+
+def probe_answers(models: Sequence[Path]) -> dict[str, list]:
+    """The sync probe's greedy answers of each saved model, computed apart by swift's transformers engine."""
+    result = subprocess.run(
+        [sys.executable, str(SYNC_PROBE), *map(str, models)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    # one JSON line per model; other lines are libraries' chatter (DeepSpeed announces its CPU accelerator on stdout)
+    printed = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    return {line["model"]: line["answers"] for line in printed}
+
+
+def assert_answers_follow_the_checkpoints(records: Mapping[int, list], run: Path, base_model: Path) -> None:
+    """vLLM's answers recorded after the sync of step k (the probe's ``{step: answers}``) are those of the
+    checkpoint saved at step k (the base model at 0), and training changed them."""
+    models = {step: base_model if step == 0 else run / f"checkpoint-{step}" for step in sorted(records)}
+    reference = probe_answers(list(models.values()))
+    for step, model in models.items():
+        for vllm_answer, answer in zip(records[step], reference[str(model)], strict=True):
+            assert agree(vllm_answer, answer), (step, vllm_answer, answer)
+
+    def tokens(answers: list) -> list:
+        return [[token for token, _, _ in answer] for answer in answers]
+
+    assert tokens(records[0]) != tokens(records[max(records)])  # training moved the weights vLLM answers with
 
 
 @contextlib.contextmanager

@@ -10,9 +10,6 @@ of the checkpoint the trainer saved at that step, computed apart by transformers
 """
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,14 +19,13 @@ from swift_plugins.countdown.rewards import countdown_accuracy_reward, think_ans
 from swift_plugins.launch.runs import newest_checkpoint
 from swift_plugins.tools.plot import read_steps
 
-from .helpers import SYNC_PROBE, run_cpu_smoke
+from .helpers import assert_answers_follow_the_checkpoints, run_cpu_smoke
 
 pytestmark = pytest.mark.e2e
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 REWARD_KEYS = ("rewards/CountdownAccuracy/mean", "rewards/ThinkAnswerFormat/mean", "rewards/CountdownProbe/mean")
 STEPS = 3
-TIE = 1e-3  # log-probabilities this close are a tie that float noise may break either way
 
 
 
@@ -107,37 +103,7 @@ def test_logged_completions_rescore_against_the_dataset_rows(smoke_run):
     assert train_steps == list(range(1, STEPS + 1))
 
 
-def agree(vllm_answer: list, reference: list) -> bool:
-    """Whether two greedy answers are the same tokens with the same log-probabilities, up to a tie broken
-    differently (after which the answers may part)."""
-    for (token, logprob, runner_up), (ref_token, ref_logprob, _) in zip(vllm_answer, reference, strict=True):
-        if token != ref_token:
-            return logprob - runner_up < TIE
-        if abs(logprob - ref_logprob) > TIE:
-            return False
-    return True
-
-
 def test_vllm_answers_with_the_weights_the_trainer_saved_after_every_sync(smoke_run, repo):
     records = {record["step"]: record["answers"] for record in read_jsonl(smoke_run["out"] / "sync_probe.jsonl")}
     assert set(range(STEPS)) <= set(records)  # a sync before each step's generation, from step 0
-    run, smoke_model = smoke_run["run"], smoke_run["out"] / "smoke" / "model"
-    models = {step: smoke_model if step == 0 else run / f"checkpoint-{step}" for step in sorted(records)}
-    result = subprocess.run(
-        [sys.executable, str(SYNC_PROBE), *map(str, models.values())],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(repo)},
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    # one JSON line per model; other lines are libraries' chatter (DeepSpeed announces its CPU accelerator on stdout)
-    printed = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-    reference = {line["model"]: line["answers"] for line in printed}
-    for step, model in models.items():
-        for vllm_answer, answer in zip(records[step], reference[str(model)], strict=True):
-            assert agree(vllm_answer, answer), (step, vllm_answer, answer)
-    def tokens(answers: list) -> list:
-        return [[token for token, _, _ in answer] for answer in answers]
-
-    assert tokens(records[0]) != tokens(records[max(records)])  # training moved the weights vLLM answers with
+    assert_answers_follow_the_checkpoints(records, smoke_run["run"], smoke_run["out"] / "smoke" / "model")

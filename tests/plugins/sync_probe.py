@@ -1,7 +1,7 @@
-"""A test-only ms-swift plugin: what colocated vLLM answers after every weight sync, and two probe rewards.
+"""A test-only ms-swift plugin: what vLLM answers after every weight sync, and two probe rewards.
 
-Loaded with ``--external_plugins``: after each sync of the trainer's weights into the colocated vLLM engine,
-vLLM's greedy answers to :data:`PROMPTS` (each token with its log-probability and the runner-up's) are appended
+Loaded with ``--external_plugins``: after each sync of the trainer's weights into vLLM (the colocated engine, or
+the ``swift rollout`` server, asked by the main process), vLLM's greedy answers to :data:`PROMPTS` (each token with its log-probability and the runner-up's) are appended
 to ``$SYNC_PROBE_OUT`` with the training step whose weights they are. Run as a script, it prints the same
 answers of saved models through swift's transformers engine, one JSON line per model::
 
@@ -17,6 +17,7 @@ import os
 import sys
 
 from swift.infer_engine import InferRequest, RequestConfig
+from swift.infer_engine.protocol import RolloutInferRequest
 from swift.rewards import ORM, orms
 from swift.rlhf_trainers.rollout_mixin import RolloutTrainerMixin
 
@@ -26,14 +27,15 @@ from swift_plugins.countdown.rewards import countdown_accuracy_reward
 PROMPTS = (prompt_for([1, 2, 3], 6), "Hello", "What is 7 + 5?")
 
 
-def greedy(engine) -> list[list[tuple[str, float, float]]]:
+def greedy(engine, request=InferRequest) -> list[list[tuple[str, float, float]]]:
     """Each prompt's 8 greedy tokens as (token, log-probability, the runner-up's log-probability).
 
     The system message is explicit, so that the trainer's template and a fresh one build the same prompt.
+    ``request``: the request class ``engine`` takes (a rollout server's client: ``RolloutInferRequest``).
     """
     config = RequestConfig(max_tokens=8, temperature=0, logprobs=True, top_logprobs=2)
     system = {"role": "system", "content": SYSTEM_PROMPT}
-    requests = [InferRequest(messages=[system, {"role": "user", "content": prompt}]) for prompt in PROMPTS]
+    requests = [request(messages=[system, {"role": "user", "content": prompt}]) for prompt in PROMPTS]
     answers = []
     for response in engine.infer(requests, config, use_tqdm=False):
         tokens = getattr(response, "response", response).choices[0].logprobs["content"]
@@ -45,9 +47,15 @@ _sync = RolloutTrainerMixin._move_model_to_vllm
 
 
 def _move_model_to_vllm_and_record(self, *args, **kwargs):
-    _sync(self, *args, **kwargs)
+    _sync(self, *args, **kwargs)  # every process takes part (ZeRO-3 gathers the weights); the main one sends them
+    if self.vllm_mode == "server":
+        if not self.accelerator.is_main_process:
+            return
+        answers = greedy(self.vllm_client, RolloutInferRequest)
+    else:
+        answers = greedy(self.engine)
     with open(os.environ["SYNC_PROBE_OUT"], "a") as out:
-        out.write(json.dumps({"step": self.state.global_step, "answers": greedy(self.engine)}) + "\n")
+        out.write(json.dumps({"step": self.state.global_step, "answers": answers}) + "\n")
 
 
 RolloutTrainerMixin._move_model_to_vllm = _move_model_to_vllm_and_record
