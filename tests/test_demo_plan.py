@@ -14,6 +14,8 @@ from swift_plugins.launch.flags import Flags
 
 from .helpers import shell_commands, unknown_to_swift
 
+pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
+
 REPO = Path(__file__).resolve().parents[1]
 H100 = "NVIDIA H100 80GB HBM3"
 # The one-H100 run of the README (docs/measurements.md): its GRPO flags are what the GPU scale replays.

@@ -150,6 +150,7 @@ def test_a_cuda_13_torch_on_an_older_driver_is_refused_with_the_cu128_route(tmp_
 TEST_VENVS = {"0.32.0": "cpu", "0.23.0": None}
 
 
+@pytest.mark.stack  # this venv's real stack
 def test_the_venv_of_this_suite_is_one_the_recipes_run_on():
     result = subprocess.run(
         [sys.executable, "-m", "swift_plugins.doctor", "--json"],
@@ -224,6 +225,7 @@ def test_ms_swifts_vllm_plugin_is_left_out_where_it_breaks_vllm(tmp_path, vllm_f
         assert set(filter(None, value.split(","))) == installed - {"swift_uembed"}  # every other plugin still loads
 
 
+@pytest.mark.stack  # the installed swift and vLLM
 def test_the_plugin_leaves_it_out_before_swift_starts_vllm(tmp_path):
     """plugin.py, imported the way --external_plugins imports it, with vLLM 0.11's metadata first on the path."""
     fake = tmp_path / "fake"

@@ -17,6 +17,8 @@ import pytest
 
 from swift_plugins.tools.evaluate import EvaluationError, check_model
 
+pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
+
 PROGRAM = "python -m swift_plugins evaluate"
 OFFLINE = {**os.environ, "HF_HUB_OFFLINE": "1", "MODELSCOPE_OFFLINE": "1"}
 TINY = ["--", "--model_type", "qwen2", "--template", "qwen2_5", "--torch_dtype", "float32"]

@@ -15,6 +15,8 @@ from swift_plugins.core.files import read_rows
 from swift_plugins.gsm8k.data import HUB_IDS, SYSTEM_PROMPT, plain_number
 from swift_plugins.gsm8k.swift_adapter import Gsm8kPreprocessor, register_files
 
+pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
+
 FIXTURES = "tests/fixtures/gsm8k"
 FINAL_ANSWERS = ["24", "1000", "4690", "-5", "10.5", "17", "10", "80"]  # of train.jsonl, read by hand
 

@@ -362,6 +362,7 @@ print(json.dumps({"unknown": unknown(payload), "batch": disagreements()}))
 """
 
 
+@pytest.mark.stack  # the installed ms-swift's arguments
 def test_flags_parse_with_installed_ms_swift(tmp_path):
     """Every flag the recipes pass exists in the installed ms-swift 4.x argument dataclasses, once; the launcher's
     batch check agrees with ms-swift's (swift/rlhf_trainers/args_mixin.py) on a grid of batch shapes."""

@@ -181,6 +181,7 @@ def package_parser(module):
     return importlib.import_module(f"{module}.cli" if module != "swift_plugins" else "swift_plugins.tools.cli")
 
 
+@pytest.mark.stack  # the installed ms-swift's arguments
 def test_every_other_readme_command_names_what_exists_and_parses(tmp_path):
     """make targets exist; pip's extras are declared; each recipe line runs as DRY_RUN (its settings and flags
     accepted, nothing started); each package command parses with the package's own parser."""

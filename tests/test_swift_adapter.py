@@ -15,6 +15,8 @@ from swift_plugins.countdown.swift_adapter import CountdownPreprocessor, registe
 
 from .test_rewards import ACCEPTED, FORMAT_CASES, REJECTED
 
+pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
+
 
 def test_rewards_are_registered_under_their_names(plugin):
     for name in (

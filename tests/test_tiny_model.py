@@ -4,6 +4,8 @@ import pytest
 
 from swift_plugins.tools.tiny_model import build_tiny_model
 
+pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
+
 
 def test_tiny_model_loads_renders_the_chat_template_and_runs_forward(tiny_model):
     import torch

@@ -1,9 +1,10 @@
 """A test-only ms-swift plugin: what vLLM answers after every weight sync, and two probe rewards.
 
 Loaded with ``--external_plugins``: after each sync of the trainer's weights into vLLM (the colocated engine, or
-the ``swift rollout`` server, asked by the main process), vLLM's greedy answers to :data:`PROMPTS` (each token with its log-probability and the runner-up's) are appended
-to ``$SYNC_PROBE_OUT`` with the training step whose weights they are. Run as a script, it prints the same
-answers of saved models through swift's transformers engine, one JSON line per model::
+the ``swift rollout`` server, asked by the main process), vLLM's greedy answers to :data:`PROMPTS` (each token
+with its log-probability and the runner-up's) are appended to ``$SYNC_PROBE_OUT`` with the training step whose
+weights they are. Run as a script, it prints the same answers of saved models through swift's transformers
+engine, one JSON line per model::
 
     python tests/plugins/sync_probe.py MODEL [MODEL...]
 
