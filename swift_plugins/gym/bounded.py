@@ -80,6 +80,18 @@ def pool_settings(env: dict[str, str]) -> tuple[int, float]:
     return workers, timeout
 
 
+def _reply(line: bytes) -> dict[str, Any]:
+    """A worker's reply line; one that is not JSON (what could write to the replies' pipe?) is an error.
+
+    >>> _reply(b'{"score": 1.0}'), _reply(b"oops")
+    ({'score': 1.0}, {'error': "garbled reply: b'oops'"})
+    """
+    try:
+        return json.loads(line)
+    except ValueError:
+        return {"error": f"garbled reply: {line[:100]!r}"}
+
+
 class _Worker:
     """One worker process; ``job`` is the index of the request it scores (None: idle, -1: starting)."""
 
@@ -126,7 +138,7 @@ class _Worker:
             return None
         self.buffer += chunk
         *lines, self.buffer = self.buffer.split(b"\n")
-        return [json.loads(line) for line in lines]
+        return [_reply(line) for line in lines]
 
     def kill(self) -> None:
         self.process.kill()

@@ -45,6 +45,7 @@ __all__ = [
     "default_backend",
     "evaluate",
     "infer_command",
+    "with_data_columns",
 ]
 
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin.py"
