@@ -13,9 +13,10 @@ and Pythons are left out. Why one universal lock and not one per Python (measure
 universal lock of gpu-vllm0.23 is 303 lines, 79 of them with a marker (40 packages whose version depends on the
 Python: numpy, scipy, pandas, ...); the four per-Python resolutions (``uv pip compile --python-version 3.X
 --python-platform x86_64-manylinux_2_28``) are 1,047 lines in four files that differ in those same packages and
-choose the same versions (setuptools aside); gpu-vllm0.11: 262 lines, 71 with a marker, against 902 in four files.
-So one file says in one place what changes with the Python, a refresh is one diff, uv resolves all four Pythons in
-one run without their interpreters (about 40 s a stack), and README's install is one command whatever the Python.
+choose the same versions but setuptools; gpu-vllm0.11: 262 lines, 71 with a marker, against 902 in four files (the
+universal one keeps pandas 2.3.3 on every Python, the per-Python ones take 3.1.1 from 3.11 on). So one file says in
+one place what changes with the Python, a refresh is one diff, uv resolves the four Pythons in one run without
+their interpreters (20 to 40 s a stack), and README's install is one command whatever the Python.
 It needs uv to make (pinned below, installed in a throwaway venv), not to install: the lock is a plain requirements
 file for pip.
 
