@@ -134,7 +134,7 @@ def test_a_missing_package_is_installed_from_the_lock_for_the_driver(tmp_path, d
     result = bare_doctor(tmp_path, gpus=2, driver=driver)
     assert "Traceback" not in result.stderr, result.stderr
     (line,) = [refusal for refusal in refusals(result) if refusal.startswith("refuse: ms-swift is not installed")]
-    lock_install, package_install = install_fix(line)
+    package_install, lock_install = install_fix(line)  # README step 1's order: pip refuses a bad Python first
     assert lock_install == ["pip", "install", "-r", str(REPO / "requirements" / lock)], line
     assert Path(lock_install[-1]).is_file()  # absolute: it works from any folder (the doctor ran in tmp_path)
     assert package_install == ["pip", "install", "--no-deps", "-e", f"{REPO}[gpu]"], line

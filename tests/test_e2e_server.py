@@ -40,7 +40,8 @@ def server_run(tmp_path_factory):
 def test_the_recipe_runs_its_launcher_path_with_zero3_against_the_server(server_run):
     run, stderr = server_run["run"], server_run["stderr"]
     args = json.loads((run / "args.json").read_text())
-    assert (args["vllm_mode"], args["deepspeed"], args["log_rollout_offpolicy_metrics"]) == ("server", "zero3", True)
+    assert (args["vllm_mode"], args["log_rollout_offpolicy_metrics"]) == ("server", True)
+    assert args["deepspeed"]["zero_optimization"]["stage"] == 3
     assert "rollout server is healthy" in stderr and "SMOKE passed" in stderr
     assert "2 processes, DeepSpeed ZeRO-3" in stderr
     steps = [json.loads(line) for line in (run / "logging.jsonl").read_text().splitlines()]

@@ -101,13 +101,14 @@ def _python(env: Environment, out: _Findings) -> None:
 
 
 def _install_from_lock(env: Environment) -> str:
-    """README step 1 in one line that runs from any folder: the lock of the stack this driver runs (each lock with
-    its driver where nvidia-smi gives none), then this package without its dependencies."""
+    """README step 1 in one line that runs from any folder: this package without its dependencies (first: pip
+    refuses an uncovered Python there, in one line), then the lock of the stack this driver runs (each lock with
+    its driver where nvidia-smi gives none)."""
     package = "pip install --no-deps -e " + shlex.quote(f"{env.checkout or '.'}[gpu]")
     if env.gpus and env.gpus.driver:
-        return f"pip install -r {_lock(_gpu_stack(None, env.gpus.driver), env)}, then {package}"
+        return f"{package}, then pip install -r {_lock(_gpu_stack(None, env.gpus.driver), env)}"
     locks = [f"pip install -r {_lock(s, env)} (NVIDIA driver R{s.min_driver}+)" for s in STACKS if s.lock]
-    return f"{' or '.join(locks)}, then {package}"
+    return f"{package}, then {' or '.join(locks)}"
 
 
 def _lock(stack: Stack, env: Environment) -> str:
