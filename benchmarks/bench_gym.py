@@ -99,7 +99,7 @@ def main() -> None:
             print(
                 f"| {name} | {baseline:,.0f} | {rate:,.0f} | {rate / baseline:.2g}x | {args.rows / rate * 1000:.0f} ms "
                 f"| {hostile_rate:,.0f} "
-                f"| {worst.seconds:.2f} s ({worst.failure or 'scored'}) | {failed} of {sum(map(len, every))} |"
+                f"| {worst.seconds * 1000:,.1f} ms ({worst.failure or 'scored'}) | {failed} of {sum(map(len, every))} |"
             )
 
 

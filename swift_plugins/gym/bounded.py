@@ -30,6 +30,7 @@ from ..core.errors import SettingError
 __all__ = ["DEFAULT_TIMEOUT", "Outcome", "ScorePool", "pool_settings", "request"]
 
 DEFAULT_TIMEOUT = 1.0  # seconds; the slowest gold answer of every dataset scores in 0.08 s (docs/tasks.md)
+PIPE_BUFFER = 1 << 16  # bytes a pipe takes without blocking the writer (Linux's default)
 START_TIMEOUT = 60.0  # seconds for a worker to import reasoning-gym, or to build a dataset it has not built yet
 ROOT = Path(__file__).resolve().parents[2]  # the folder holding swift_plugins, for the workers' imports
 GOLD_ROW = {"gym_config": "{}", "question": "Calculate 2 + 3.", "answer": "5", "metadata": "{}"}
@@ -37,7 +38,10 @@ GOLD_ROW = {"gym_config": "{}", "question": "Calculate 2 + 3.", "answer": "5", "
 
 @dataclass(frozen=True)
 class Outcome:
-    """One request's score (0.0 unless scored), its seconds, and why it was not scored (None when it was)."""
+    """One request's score (0.0 unless scored), its seconds, and why it was not scored (None when it was).
+
+    ``seconds``: the time ``score_answer`` took, measured in the worker; for a timeout, the bound it overran.
+    """
 
     score: float
     seconds: float
@@ -118,10 +122,16 @@ class _Worker:
         self.started = time.monotonic()
         self.deadline = self.started + (timeout if self.key in self.built else START_TIMEOUT)
         payload = (json.dumps(request) + "\n").encode()
+        if len(payload) > PIPE_BUFFER:  # a write that would block the pool's loop until the worker has read it all
+            threading.Thread(target=self._write, args=(payload,), daemon=True).start()
+            return True
+        return self._write(payload)
+
+    def _write(self, payload: bytes) -> bool:
         try:
             self.process.stdin.write(payload)
             self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError, ValueError):  # gone, or killed (its pipe closed) while this wrote
             return False
         return True
 
@@ -221,7 +231,8 @@ class ScorePool:
                     continue
                 if not starting:
                     failure = None if "score" in reply else f"error: {reply.get('error')}"
-                    self._finish(worker, Outcome(reply.get("score", 0.0), time.monotonic() - worker.started, failure))
+                    seconds = reply.get("seconds", time.monotonic() - worker.started)  # the scorer's own time
+                    self._finish(worker, Outcome(reply.get("score", 0.0), seconds, failure))
                 worker.job = None
         now = time.monotonic()
         for worker in [worker for worker in busy if worker.job is not None and worker.deadline <= now]:

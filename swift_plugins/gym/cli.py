@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.cli import int_at_least
@@ -17,13 +20,21 @@ from ..core.files import check_output, held_out_path, read_rows, write_rows
 __all__ = ["add_gym_command"]
 
 
+def _print_lines(lines: Iterable[str]) -> None:
+    """Print each line as it comes; a reader that stops early (``| head``) ends the output quietly."""
+    try:
+        for line in lines:
+            print(line, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+
+
 def _list(args: argparse.Namespace) -> None:
     from .generator import dataset_names, describe
 
     names = dataset_names()
     width = max(map(len, names))
-    for name in names:
-        print(f"{name:<{width}}  {describe(name)}")
+    _print_lines(f"{name:<{width}}  {describe(name)}" for name in names)
 
 
 def _generate(args: argparse.Namespace) -> None:
@@ -58,9 +69,12 @@ def _score(args: argparse.Namespace) -> None:
         completions.append(row["completion"])
     if len(completions) != len(rows):
         raise DataError(f"{args.completions}: {len(completions)} completions for the {len(rows)} rows of {args.data}")
-    for index, outcome in enumerate(score_completions(completions, rows)):
-        line = {"row": index, "reward": outcome.score, "seconds": round(outcome.seconds, 6)}
-        print(json.dumps(line | ({"failure": outcome.failure} if outcome.failure else {})))
+    outcomes = score_completions(completions, rows)
+    _print_lines(
+        json.dumps({"row": index, "reward": outcome.score, "seconds": round(outcome.seconds, 6)}
+                   | ({"failure": outcome.failure} if outcome.failure else {}))
+        for index, outcome in enumerate(outcomes)
+    )  # fmt: skip
 
 
 class _IntermixedParser(argparse.ArgumentParser):

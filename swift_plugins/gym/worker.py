@@ -1,8 +1,9 @@
 """``python -m swift_plugins.gym.worker``: one scoring process of :class:`~.bounded.ScorePool`.
 
 It reads one JSON request a line on stdin (``name``, ``config``, ``answer``, ``question``, ``gold``, ``metadata``:
-the row's columns) and writes one JSON line per request: ``{"score": float}``, or ``{"error": "Type: message"}``
-when ``score_answer`` raised or gave no finite number. It first writes ``{"ready": true}`` once reasoning-gym is
+the row's columns) and writes one JSON line per request: ``{"score": float, "seconds": float}`` (the time
+``score_answer`` took), or ``{"error": "Type: message"}`` when ``score_answer`` raised or gave no finite number.
+It first writes ``{"ready": true}`` once reasoning-gym is
 imported, and ``{"built": true}`` before the score of a request whose dataset it had not built yet (some load
 files): the pool's time bound covers ``score_answer``, not the building. Replies go to the stdout it was started
 with; anything a scorer prints goes to stderr instead, so it cannot garble them. The pool kills it when a request
@@ -15,6 +16,7 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,8 +32,8 @@ def score_request(request: dict[str, Any], on_built: Callable[[], None] = lambda
     """The reply to one request: its score, or the error met computing it; ``on_built()`` after building a dataset.
 
     >>> score_request({"name": "basic_arithmetic", "config": "{}", "answer": "5", "question": "Calculate 2 + 3.",
-    ...                "gold": "5", "metadata": "{}"})
-    {'score': 1.0}
+    ...                "gold": "5", "metadata": "{}"})["score"]
+    1.0
     """
     from reasoning_gym import create_dataset
 
@@ -41,10 +43,11 @@ def score_request(request: dict[str, Any], on_built: Callable[[], None] = lambda
             _DATASETS[key] = create_dataset(key[0], **decode(key[1]))
             on_built()
         entry = entry_of(request["question"], request["gold"], request["metadata"])
+        start = time.perf_counter()
         score = float(_DATASETS[key].score_answer(request["answer"], entry))
         if not math.isfinite(score):
             raise ValueError(f"score_answer gave {score}")
-        return {"score": score}
+        return {"score": score, "seconds": time.perf_counter() - start}
     except Exception as error:  # any scorer's failure scores 0 in the parent: it is reported, not raised
         return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
 
