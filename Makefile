@@ -44,8 +44,8 @@ lint: install
 	$(BIN)/shellcheck -x shell/*.sh
 
 # Each test runs once where its outcome cannot differ: the CPU stack runs all but the server path (its venv has no
-# DeepSpeed); vLLM 0.23's stack runs what depends on the stack (marked stack, and every e2e test) with the server path
-# (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests.
+# DeepSpeed); vLLM 0.23's stack runs the tests marked stack (their outcome depends on the installed ms-swift, vLLM,
+# transformers or torch) with the server path (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests.
 test: lint
 	$(BIN)/pytest -m "not server"
 	$(MAKE) --no-print-directory test-vllm0.23 test-vllm0.11
@@ -76,7 +76,7 @@ KEEP_STACK_VENVS ?= 1
 	touch $@
 
 test-vllm0.23: .venv-vllm0.23/.installed
-	.venv-vllm0.23/bin/pytest -m "stack or e2e"
+	.venv-vllm0.23/bin/pytest -m stack
 	[ "$(KEEP_STACK_VENVS)" = 1 ] || rm -rf .venv-vllm0.23
 
 # The real vLLM tests, in vLLM 0.11's stack.

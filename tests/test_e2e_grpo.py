@@ -21,7 +21,7 @@ from swift_plugins.tools.plot import read_steps
 
 from .helpers import assert_answers_follow_the_checkpoints, run_cpu_smoke
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.stack]
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 REWARD_KEYS = ("rewards/CountdownAccuracy/mean", "rewards/ThinkAnswerFormat/mean", "rewards/CountdownProbe/mean")

@@ -21,7 +21,7 @@ from swift_plugins.gsm8k.rewards import gsm8k_accuracy_reward, reasoning_answer_
 from swift_plugins.gsm8k.scoring import load_samples, score_samples
 from swift_plugins.tools.plot import read_steps
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.stack]
 FIXTURES = Path("tests") / "fixtures" / "gsm8k"
 
 PROBE_PLUGIN = '''

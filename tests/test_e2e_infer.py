@@ -9,7 +9,7 @@ import pytest
 
 from swift_plugins.countdown.scoring import load_samples, score_samples
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.stack]
 
 PUZZLES = 4
 

@@ -25,7 +25,7 @@ from swift_plugins.launch.processes import POLL_SECONDS
 
 from .helpers import free_port
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.stack]
 
 STAND_IN = Path(__file__).with_name("stand_ins") / "nvidia-smi"
 READY_TIMEOUT = 600

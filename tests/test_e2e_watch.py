@@ -21,7 +21,7 @@ from swift_plugins.watch.rules import Thresholds
 
 from .helpers import process_gone, run_cpu_smoke
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.e2e  # the run is test_e2e_grpo's path (run in every stack); the watch is pure
 
 MAX_STEPS = 30
 

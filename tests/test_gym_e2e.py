@@ -21,7 +21,7 @@ from swift_plugins.tools.plot import read_steps
 
 from .helpers import REPO, free_port
 
-pytestmark = [pytest.mark.e2e, pytest.mark.stack]
+pytestmark = pytest.mark.e2e  # the swift path is test_e2e_grpo's (run in every stack); the gym parts are pure
 
 STEPS = 2
 

@@ -17,7 +17,7 @@ import pytest
 
 from swift_plugins.tools.compare import compare
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.stack]
 
 SFT_STEPS = 12
 HELD_OUT = 40

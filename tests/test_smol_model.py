@@ -9,7 +9,7 @@ from swift_plugins.tools import smol_model
 from swift_plugins.tools.cli import main
 from swift_plugins.tools.smol_model import BUILD, SmolModelError, build_smol_model, gguf_path, is_built
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.stack]
 
 CHAT = [{"role": "user", "content": "What is the capital of France?"}]
 # CHAT with the generation prompt, as the folder's tokenizer encodes it under transformers 4.57.6 and 5.19.0 alike

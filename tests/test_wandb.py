@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from wandb.proto import wandb_internal_pb2
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.e2e  # wandb beside one CPU GRPO step: the CPU stack's run is enough
 
 BLOCK = 32 * 1024
 HEADER = struct.Struct("<4sHB")  # ":W&B", magic, version
