@@ -45,7 +45,7 @@ class Outcome:
 
     score: float
     seconds: float
-    failure: str | None = None  # "timeout", "error: Type: message", "worker died"
+    failure: str | None = None  # "timeout", "error: Type: message", "guarded: why", "worker died"
 
 
 def request(name: str, answer: str | None, row: dict[str, Any]) -> dict[str, Any]:
@@ -230,7 +230,7 @@ class ScorePool:
                     worker.restart_clock()
                     continue
                 if not starting:
-                    failure = None if "score" in reply else f"error: {reply.get('error')}"
+                    failure = None if "score" in reply else reply.get("refused", f"error: {reply.get('error')}")
                     seconds = reply.get("seconds", time.monotonic() - worker.started)  # the scorer's own time
                     self._finish(worker, Outcome(reply.get("score", 0.0), seconds, failure))
                 worker.job = None

@@ -54,7 +54,8 @@ class Sample:
 
 def _verdict(response: str, score: float, failure: str | None) -> str:
     if failure is not None:
-        return "timeout" if failure == "timeout" else "scorer failed"
+        kind = failure.partition(":")[0]
+        return kind if kind in ("timeout", "guarded") else "scorer failed"
     if score == 1.0:
         return CORRECT
     if last_answer(response) is None:

@@ -2,7 +2,8 @@
 
 It reads one JSON request a line on stdin (``name``, ``config``, ``answer``, ``question``, ``gold``, ``metadata``:
 the row's columns) and writes one JSON line per request: ``{"score": float, "seconds": float}`` (the time
-``score_answer`` took), or ``{"error": "Type: message"}`` when ``score_answer`` raised or gave no finite number.
+``score_answer`` took), ``{"error": "Type: message"}`` when ``score_answer`` raised or gave no finite number, or
+``{"refused": "guarded: …"}`` for an answer :mod:`.guard` keeps from a scorer that would run it as Python.
 It first writes ``{"ready": true}`` once reasoning-gym is
 imported, and ``{"built": true}`` before the score of a request whose dataset it had not built yet (some load
 files): the pool's time bound covers ``score_answer``, not the building. Replies go to the stdout it was started
@@ -22,6 +23,7 @@ from typing import Any
 
 from .data import entry_of
 from .entries import decode
+from .guard import refusal
 
 __all__ = ["score_request", "serve"]
 
@@ -34,10 +36,16 @@ def score_request(request: dict[str, Any], on_built: Callable[[], None] = lambda
     >>> score_request({"name": "basic_arithmetic", "config": "{}", "answer": "5", "question": "Calculate 2 + 3.",
     ...                "gold": "5", "metadata": "{}"})["score"]
     1.0
+    >>> score_request({"name": "countdown", "config": "{}", "answer": "__import__('os')", "question": "",
+    ...                "gold": "", "metadata": "{}"})
+    {'refused': 'guarded: not a plain answer for countdown'}
     """
     from reasoning_gym import create_dataset
 
     try:
+        refused = refusal(request["name"], request["answer"])
+        if refused is not None:  # checked before anything is built: the answer never reaches the scorer
+            return {"refused": refused}
         key = request["name"], request["config"]
         if key not in _DATASETS:
             _DATASETS[key] = create_dataset(key[0], **decode(key[1]))
