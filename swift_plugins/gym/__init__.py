@@ -8,6 +8,7 @@ hard time bound), :mod:`.rewards`, :mod:`.scoring`, :mod:`.cli`; the ms-swift ad
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 from ..tasks import Preset, TaskSpec
@@ -17,11 +18,14 @@ __all__ = ["spec"]
 
 
 def _preset(name: str) -> Preset:
-    # Countdown's recipe (a one-line answer after a think block, the same tag layout and format reward) with the
-    # gym reward; 500 steps instead of an epoch, as the generated file has the size one asks for.
-    generate = ("swift_plugins", "gym", "generate", name)
-    return Preset(
-        model="Qwen/Qwen2.5-3B-Instruct",
+    # Countdown's recipe (a one-line answer after a think block, the same tag layout and format reward, the same
+    # batches and learning rates) with the gym reward; 500 steps instead of an epoch, as the generated file has the
+    # size one asks for.
+    from ..countdown import SPEC as COUNTDOWN
+
+    countdown, generate = COUNTDOWN.preset, ("swift_plugins", "gym", "generate", name)
+    return replace(
+        countdown,
         dataset=f"data/gym-{name}.jsonl",
         args=(
             "--reward_funcs", "external_gym", "think_answer_format",
@@ -30,24 +34,9 @@ def _preset(name: str) -> Preset:
             "--num_generations", "8",
             "--max_steps", "500",
         ),
-        server_args=(
-            "--per_device_train_batch_size", "8",
-            "--per_device_eval_batch_size", "8",
-            "--gradient_accumulation_steps", "8",
-            "--learning_rate", "5e-7",
-            "--beta", "0.001",
-        ),
-        colocate_args=(
-            "--per_device_train_batch_size", "4",
-            "--per_device_eval_batch_size", "8",
-            "--gradient_accumulation_steps", "16",
-            "--learning_rate", "1e-5",
-            "--beta", "0.001",
-        ),
-        reference_completions=128,
         eval_steps=100,
-        vllm_max_model_len=4096,
         smoke_data=(*generate, "--size", "64", "--test-size", "16", "--seed", "0", "--quiet"),
+        collapse=None,
     )  # fmt: skip
 
 
