@@ -69,7 +69,7 @@ def follow_trainer(
     trainer: subprocess.Popen,
     log: Path,
     server: subprocess.Popen | None,
-    server_log: Path,
+    server_log: Path | None,
     lines: int,
     console: Console,
     watch: Callable[[], object] | None = None,

@@ -119,7 +119,7 @@ def _run(plan: Plan, children: Children) -> int:
     server_log = Path(plan.rollout.log) if plan.rollout else None
     watch = watcher(_swift_output(plan), mode, thresholds, settings.output_dir / WATCH_LOG, console, server_log)
     process = _start(plan.trainer, children)
-    status = follow_trainer(process, Path(plan.trainer.log), server, server_log or Path(), lines, console, watch)
+    status = follow_trainer(process, Path(plan.trainer.log), server, server_log, lines, console, watch)
     if status:
         console.note(f"trainer exited with status {status}; see {plan.trainer.log}")
     return status
