@@ -12,13 +12,14 @@ no answer block. The hostile part: a huge power (``9**9**9``), 10,000 nested par
 - the gym reward on the benign part (completions per second, the ratio to the baseline, the time of one reward
   call on a batch);
 - the gym reward on the whole corpus: completions per second, the worst seconds of one completion, and how many
-  scored 0 after the time bound or an error.
+  scored 0 after the time bound, an error or the guard (:mod:`swift_plugins.gym.guard`), by kind.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 
 from reasoning_gym import create_dataset
 
@@ -65,7 +66,7 @@ def direct_rate(name: str, rows: list[dict], completions: list[list[str]]) -> fl
 
 
 def pool_run(pool: ScorePool, name: str, rows: list[dict], completions: list[list[str]], batch: int):
-    """(completions per second, worst seconds, failures) of the pool over the corpus in reward-call batches."""
+    """(completions per second, worst seconds, failures by kind) of the pool over the corpus in reward-call batches."""
     pairs = [(row, text) for row, texts in zip(rows, completions, strict=True) for text in texts]
     requests = [request(name, last_answer(text), row) for row, text in pairs]
     outcomes, start = [], time.perf_counter()
@@ -73,7 +74,8 @@ def pool_run(pool: ScorePool, name: str, rows: list[dict], completions: list[lis
         outcomes += pool.score(requests[first : first + batch])
     seconds = time.perf_counter() - start
     worst = max(outcomes, key=lambda outcome: outcome.seconds)
-    return len(requests) / seconds, worst, sum(outcome.failure is not None for outcome in outcomes)
+    failures = Counter(outcome.failure.partition(":")[0] for outcome in outcomes if outcome.failure)
+    return len(requests) / seconds, worst, ", ".join(f"{count} {kind}" for kind, count in failures.items()) or "0"
 
 
 def main() -> None:
@@ -85,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{args.rows} rows a task, batches of {args.rows}, {args.workers} workers, time bound {args.timeout} s\n")
     print("| task | direct, benign (c/s) | gym reward, benign (c/s) | ratio | one reward call of the batch "
-          "| gym reward, with hostile (c/s) | worst completion | scored 0 by bound/error |")  # fmt: skip
+          "| gym reward, with hostile (c/s) | worst completion | scored 0 by bound/error/guard |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
     with ScorePool(args.workers, args.timeout) as pool:
         pool.score([request("basic_arithmetic", "5", GOLD_ROW)] * args.workers)  # started before the clock runs

@@ -51,7 +51,7 @@ def main() -> None:
         agree = (package == 1.0) == (gym == 1.0)
         kinds = {(True, True): "both correct", (True, False): "package only", (False, True): "gym only"}
         counts[kinds.get((package == 1.0, gym == 1.0), "both not correct")] += 1
-        gym_text = f"{gym:g}" + (f" ({outcome.failure})" if outcome.failure else "")
+        gym_text = f"{gym:g}" + (f" ({outcome.failure.partition(':')[0]})" if outcome.failure else "")  # its kind
         print(f"| {name} | {verdict.value} | {package:g} | {shaped:g} | {gym_text} | {'yes' if agree else '**no**'} |")
     print(f"\n{len(cases)} completions: " + ", ".join(f"{kind} {count}" for kind, count in counts.items()))
 
