@@ -4,7 +4,8 @@ Each completion's answer is scored by its row's dataset (``gym_dataset``, built 
 row's entry, in the process pool of :mod:`.bounded` shared by every call (started on the first call; sized and
 bounded by ``GYM_SCORE_WORKERS`` and ``GYM_SCORE_TIMEOUT``). A completion without an answer block scores 0 without
 asking the scorer; an answer :mod:`.guard` keeps from a scorer that would run it as Python, a score that overran its
-time bound or raised score 0, and each call that met some logs one warning counting them by kind. The format reward beside it is countdown's ``think_answer_format`` (the same tag layout).
+time bound or raised score 0, and each call that met some logs one warning counting them by kind. The format
+reward beside it is countdown's ``think_answer_format`` (the same tag layout).
 
 >>> row = {"gym_dataset": "basic_arithmetic", "gym_config": "{}", "question": "Calculate 2 + 3.", "answer": "5",
 ...        "metadata": "{}"}
