@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -31,10 +32,11 @@ from .live import FATAL_STATUS, LiveWatch
 from .log import LOG_NAME, find_log
 from .rules import Thresholds
 
-__all__ = ["add_watch_command", "watch_run"]
+__all__ = ["add_watch_command", "follow_interval", "watch_run"]
 
 DEFAULT_INTERVAL = 10.0
 INTERVAL_RANGE = (0.01, 3600.0)  # seconds between reads with --follow: the stall limit is 30 minutes
+_DECIMAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")  # what float() reads, but inf and nan
 
 
 def follow_interval(text: str | None, follow: bool) -> float:
@@ -53,10 +55,7 @@ def follow_interval(text: str | None, follow: bool) -> float:
     if not follow:
         raise SettingError("--interval: only with --follow (a plain watch reads the log once)")
     low, high = INTERVAL_RANGE
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
     if not low <= value <= high:  # NaN included
         raise SettingError(f"--interval: a number of seconds from {low:g} to {high:g}, got {text!r}")
     return value
