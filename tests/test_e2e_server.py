@@ -70,6 +70,7 @@ def test_a_server_that_fails_to_load_the_weights_stops_the_run(tmp_path):
     assert result.returncode == FATAL_STATUS, result.stderr[-3000:]
     assert "the watch stopped the run: fatal: stale-server" in result.stderr
     assert "failed to load the trainer's weights after step 0 (update_flattened_params: " in result.stderr
+    assert "no complete checkpoint was saved before step 1" in result.stderr  # the failure began at the first sync
     assert "SMOKE passed" not in result.stderr
     (stopped,) = tmp_path.glob(f"v*/{STOPPED}")
     assert json.loads(stopped.read_text())["rule"] == "stale-server"
