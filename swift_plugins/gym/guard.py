@@ -1,7 +1,7 @@
 """Answers that must not reach reasoning-gym's scorer: in 9 datasets ``score_answer`` evaluates the answer as Python.
 
 countdown, puzzle24, simple_integration, intermediate_integration and polynomial_multiplication parse it with
-sympy's ``parse_expr`` (Python's ``eval`` underneath); binary_matrix, spiral_matrix, n_queens and string_insertion
+sympy's expression parser (Python's ``eval`` underneath); binary_matrix, spiral_matrix, n_queens and string_insertion
 ``eval`` it to give partial credit to a Python list. So in those datasets an answer is scored only when it matches
 the dataset's allow-list (:data:`ALLOWED`): a plain math expression over numbers, operators and the few names its
 gold answers use, or the characters of its gold answers and of a list of them. Anything else (a call of a builtin,
