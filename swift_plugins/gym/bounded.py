@@ -3,8 +3,8 @@
 A signal cannot stop ``9**9**9`` (CPython computes the power in C and runs Python signal handlers only between
 bytecodes), so each request goes to a worker process (:mod:`.worker`) and the pool waits for its reply at most
 ``timeout`` seconds; a worker that overruns is killed and replaced by a spare started ahead, and its request
-scores 0. A worker that dies,
-or a scorer that raises, scores 0 too. Nothing here raises on any request: every outcome says what happened.
+scores 0. A worker that dies, or a scorer that raises, scores 0 too. Nothing here raises on any request: every
+outcome says what happened.
 
 >>> with ScorePool(workers=1, timeout=1.0) as pool:
 ...     [outcome.score for outcome in pool.score([request("basic_arithmetic", "5", GOLD_ROW)])]
@@ -14,6 +14,7 @@ or a scorer that raises, scores 0 too. Nothing here raises on any request: every
 from __future__ import annotations
 
 import json
+import math
 import os
 import selectors
 import subprocess
@@ -70,17 +71,16 @@ def pool_settings(env: dict[str, str]) -> tuple[int, float]:
     ...
     swift_plugins.core.errors.SettingError: GYM_SCORE_TIMEOUT='never' must be a number of seconds above 0
     """
-    workers, timeout = env.get("GYM_SCORE_WORKERS", ""), env.get("GYM_SCORE_TIMEOUT", "")
+    workers_text, timeout_text = env.get("GYM_SCORE_WORKERS", ""), env.get("GYM_SCORE_TIMEOUT", "")
+    workers = int(workers_text) if workers_text.strip().isdigit() else min(4, os.cpu_count() or 1)
+    if workers_text and (not workers_text.strip().isdigit() or workers < 1):  # checked, not asserted: -O keeps it
+        raise SettingError(f"GYM_SCORE_WORKERS={workers_text!r} must be a whole number of processes, 1 or more")
     try:
-        workers = int(workers) if workers else min(4, os.cpu_count() or 1)
-        assert workers >= 1
-    except (ValueError, AssertionError):
-        raise SettingError(f"GYM_SCORE_WORKERS={workers!r} must be a whole number of processes, 1 or more") from None
-    try:
-        timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
-        assert timeout > 0
-    except (ValueError, AssertionError):
-        raise SettingError(f"GYM_SCORE_TIMEOUT={timeout!r} must be a number of seconds above 0") from None
+        timeout = float(timeout_text) if timeout_text else DEFAULT_TIMEOUT
+    except ValueError:
+        timeout = math.nan
+    if not timeout > 0:  # NaN included
+        raise SettingError(f"GYM_SCORE_TIMEOUT={timeout_text!r} must be a number of seconds above 0")
     return workers, timeout
 
 
