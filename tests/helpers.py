@@ -76,10 +76,19 @@ def plan(
     return build_plan(settings(recipe, repo, **env), list(extra), said or console())
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on, never one this process was given before: the OS hands a just-closed port out
+    again, and two settings given the same port are refused as a clash (seen once in 1,411 tests)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 SYNC_PROBE = TESTS / "plugins" / "sync_probe.py"
