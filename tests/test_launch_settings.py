@@ -9,6 +9,7 @@ from swift_plugins.countdown.data import SYSTEM_PROMPT
 from swift_plugins.launch.__main__ import PIPELINES, usage
 from swift_plugins.launch.flags import Flags
 from swift_plugins.launch.layouts import LAYOUTS, RECIPES, Recipe, recipe_named
+from swift_plugins.launch.recipes import smoke_builds
 from swift_plugins.launch.settings import SettingError, Settings, parse_bool, parse_gpus, split_words
 from swift_plugins.tasks import NAMES, all_tasks, task_named
 
@@ -219,3 +220,12 @@ def test_presets_keep_the_reference_runs():
         lengths = Flags(preset.args)
         needed = int(lengths.value("max_length")) + int(lengths.value("max_completion_length"))
         assert preset.vllm_max_model_len >= needed, spec.name  # a prompt and its completion fit in vLLM
+
+
+def test_a_smoke_run_takes_the_rows_dataset_names():
+    """Offline, GSM8K's smoke sample (a hub dataset) cannot load: DATASET's rows stand in, and no data is built."""
+    s = settings("gsm8k_3gpu", SMOKE="1", DATASET="/data/gsm8k.jsonl", VAL_DATASET="/data/gsm8k.test.jsonl")
+    assert (s.model, s.dataset, s.val_dataset) == ("/runs/a/smoke/model", "/data/gsm8k.jsonl", "/data/gsm8k.test.jsonl")
+    c = settings("countdown_3gpu", SMOKE="1", DATASET="/data/countdown.jsonl")
+    assert (c.dataset, c.val_dataset) == ("/data/countdown.jsonl", "")
+    assert [argv[3] for argv in smoke_builds(c, "python")] == ["tiny-model"]  # the model only

@@ -261,7 +261,7 @@ def _smoke_words(settings: Settings) -> list[str]:
         "--eval_steps", "2",
         "--report_to", "none",
     ]  # fmt: skip
-    hub_sample = isinstance(settings.task.preset.smoke_data, str)  # held out from the sample itself
+    hub_sample = settings.dataset == settings.task.preset.smoke_data  # held out from the sample itself
     return [*words, "--split_dataset_ratio", "0.25"] if hub_sample else words
 
 

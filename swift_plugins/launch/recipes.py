@@ -148,11 +148,12 @@ def _report_stop(plan: Plan, extra: Sequence[str], stop: WatchStopped, console: 
 
 def smoke_builds(settings: Settings, python: str) -> list[list[str]]:
     """The commands that build a smoke run's tiny model (unless a rerun finds it built: it is seeded, and
-    written under a temporary name first) and, when the task generates its smoke data, that data, with ``python``."""
+    written under a temporary name first) and, when the task generates its smoke data and ``DATASET`` names no
+    other, that data (in the smoke folder), with ``python``."""
     reuse = (Path(settings.model) / "config.json").is_file()
     commands = [] if reuse else [[python, "-m", *TINY_MODEL, settings.model]]
     generate = settings.task.preset.smoke_data
-    if not isinstance(generate, str):
+    if not isinstance(generate, str) and Path(settings.dataset).is_relative_to(settings.smoke_dir):
         commands.append([python, "-m", *generate, "--out", settings.dataset])
     return commands
 

@@ -248,7 +248,7 @@ class Settings:
         if layout.node:
             values.update(_node(env))
         if smoke:
-            values.update(_smoke(task, output_dir, recipe.shared_output, values["val_dataset"]))
+            values.update(_smoke(task, output_dir, recipe.shared_output, values["val_dataset"], env.get("DATASET")))
         return cls(**values)
 
 
@@ -370,15 +370,14 @@ def _node(env: Mapping[str, str]) -> dict:
     return dict(rollout_host=host, nnodes=nnodes, node_rank=rank, master_addr=master_addr or "127.0.0.1")
 
 
-def _smoke(task: TaskSpec, output_dir: Path, shared_output: bool, val_dataset: str) -> dict:
+def _smoke(task: TaskSpec, output_dir: Path, shared_output: bool, val_dataset: str, dataset: str | None) -> dict:
     # Hosts sharing one OUTPUT_DIR each build the (seeded, identical) tiny model in a folder of their own.
     smoke_dir = output_dir / (f"smoke-{socket.gethostname()}" if shared_output else "smoke")
+    values = dict(smoke_dir=smoke_dir, model=str(smoke_dir / "model"), vllm_max_model_len=1024, report_to="none")
+    if dataset:  # the user's rows, e.g. a local GSM8K file on a box that cannot reach the hub
+        return values
     generated, data = not isinstance(task.preset.smoke_data, str), smoke_dir / "data" / "train.jsonl"
-    return dict(
-        smoke_dir=smoke_dir,
-        model=str(smoke_dir / "model"),
+    return values | dict(
         dataset=str(data) if generated else task.preset.smoke_data,
         val_dataset=str(held_out_path(data)) if generated else val_dataset,
-        vllm_max_model_len=1024,
-        report_to="none",
     )
