@@ -29,6 +29,7 @@
 #   REPORT_TO       tensorboard  or wandb, swanlab
 #   RESUME          ""           auto: continue from the newest complete checkpoint in OUTPUT_DIR
 #   SMOKE           0            1: make smoke's tiny model, 4 short steps, same launcher path
+#                   with DATASET set: its rows, not generated ones
 #   WATCH           stop         the watch over logging.jsonl (docs/watch.md): stop the run on a
 #                   fatal verdict (collapse, truncation, zero spread, NaN, KL, stall); warn; off
 #   STOP_GRACE_SECONDS 10        SIGTERM -> SIGKILL delay when stopping

@@ -12,6 +12,7 @@
 #   shell/gsm8k_1gpu.sh [extra swift rlhf flags...]
 #   DRY_RUN=1 shell/gsm8k_1gpu.sh           print the command, start nothing
 #   SMOKE=1 shell/gsm8k_1gpu.sh             tiny model, 4 steps on 64 GSM8K rows
+#   SMOKE=1 DATASET=rows.jsonl shell/gsm8k_1gpu.sh   the same on local rows (no hub needed)
 #   shell/gsm8k_1gpu.sh --help              this text
 #
 # Environment (default; the rest as in countdown_1gpu.sh):

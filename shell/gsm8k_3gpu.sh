@@ -14,6 +14,7 @@
 #   shell/gsm8k_3gpu.sh [extra swift rlhf flags...]
 #   DRY_RUN=1 shell/gsm8k_3gpu.sh           print both commands, start nothing
 #   SMOKE=1 shell/gsm8k_3gpu.sh             tiny model, 4 steps on 64 GSM8K rows
+#   SMOKE=1 DATASET=rows.jsonl shell/gsm8k_3gpu.sh   the same on local rows (no hub needed)
 #   shell/gsm8k_3gpu.sh --help              this text
 #
 # Environment (default; the rest as in countdown_3gpu.sh):
