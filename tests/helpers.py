@@ -111,14 +111,13 @@ def run_cpu_smoke(out: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
 
 
-def run_server_smoke(out: Path, *extra: str, **env: str) -> subprocess.CompletedProcess:
-    """``SMOKE=1 bash shell/countdown_3gpu.sh`` into ``out`` on this CPU: real ``swift rollout`` on vLLM's CPU build,
-    real ``swift rlhf`` with DeepSpeed ZeRO-3 on 2 processes, the weight sync over gloo through the NCCL stand-in,
-    a stand-in ``nvidia-smi`` (3 GPUs); the package's plugin and the probe plugin (recording into
-    ``out/sync_probe.jsonl``) loaded, then ``extra`` swift rlhf flags; ``env`` added to the environment."""
+def server_smoke_env(out: Path, **env: str) -> dict[str, str]:
+    """The environment of a server recipe's ``SMOKE=1`` run into ``out`` on this CPU: free ports, a stand-in
+    ``nvidia-smi`` (``FAKE_GPU_COUNT`` GPUs, default 3), the NCCL stand-in on ``PYTHONPATH`` (the weight sync over
+    gloo), the probe plugin recording into ``out/sync_probe.jsonl``; ``env`` added."""
     (out / "bin").mkdir(parents=True)
     (out / "bin" / "nvidia-smi").symlink_to(STAND_INS / "nvidia-smi")
-    environment = {
+    return {
         **os.environ,
         "SMOKE": "1",
         "OUTPUT_DIR": str(out),
@@ -132,10 +131,24 @@ def run_server_smoke(out: Path, *extra: str, **env: str) -> subprocess.Completed
         "PATH": os.pathsep.join([str(out / "bin"), str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
         **env,
     }
-    cpu = ["--torch_dtype", "float32", "--bf16", "false", "--fp16", "false"]  # no bf16 or fp16 training on a CPU
+
+
+def server_trainer_flags(out: Path) -> list[str]:
+    """The ``swift rlhf`` flags of a server smoke run on a CPU: float32 (no bf16 or fp16 training on a CPU), the
+    package's plugin and the probe plugin, ms-swift's ZeRO-3 with sequential all-gathers (docs/server_mode_cpu.md)."""
+    cpu = ["--torch_dtype", "float32", "--bf16", "false", "--fp16", "false"]
     plugins = ["--external_plugins", str(PLUGIN), str(SYNC_PROBE)]
-    zero3 = ["--deepspeed", str(sequential_zero3(out / "zero3_sequential.json"))]
-    command = ["bash", str(SHELL / "countdown_3gpu.sh"), *cpu, *plugins, *zero3, *extra]
+    return [*cpu, *plugins, "--deepspeed", str(sequential_zero3(out / "zero3_sequential.json"))]
+
+
+def run_server_smoke(
+    out: Path, *extra: str, script: str = "countdown_3gpu.sh", **env: str
+) -> subprocess.CompletedProcess:
+    """``SMOKE=1 bash shell/<script>`` (a 3-GPU recipe) into ``out`` on this CPU, in :func:`server_smoke_env`: real
+    ``swift rollout`` on vLLM's CPU build, real ``swift rlhf`` with DeepSpeed ZeRO-3 on 2 processes, the weight sync
+    over gloo through the NCCL stand-in; :func:`server_trainer_flags`, then ``extra`` swift rlhf flags."""
+    command = ["bash", str(SHELL / script), *server_trainer_flags(out), *extra]
+    environment = server_smoke_env(out, **env)
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=1500)
 
 
