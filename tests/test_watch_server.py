@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from swift_plugins.watch.live import STOPPED, LiveWatch, WatchStopped, stop_on_fatal
+from swift_plugins.watch.live import FATAL_STATUS, STOPPED, LiveWatch, WatchStopped, stop_on_fatal
 from swift_plugins.watch.rules import Thresholds
 from swift_plugins.watch.server import ServerLogReader, failed_loads
+
+from .helpers import wait_until
 
 FAILED_LOAD = Path(__file__).with_name("data") / "rollout_failed_load.log"
 STEPS = "".join(f'{{"loss": 0.1, "reward": 0.5, "global_step/max_steps": "{step}/9"}}\n' for step in (1, 2))
@@ -37,6 +39,21 @@ def test_a_log_written_in_pieces_is_judged_once_each_traceback_is_whole(tmp_path
     assert len(found) == 1 and found[0].startswith("update_flattened_params: AttributeError")
 
 
+def test_what_the_log_held_before_is_not_judged_and_a_replaced_log_is_read_whole(tmp_path):
+    log, text = tmp_path / "rollout.log", FAILED_LOAD.read_text()
+    log.write_text(text)  # an earlier training run's failure, in the log of a server that outlived it
+    reader = ServerLogReader(log)
+    assert reader.read() == []
+    log.rename(tmp_path / "rollout.log.1")  # the server restarted: its old log kept, a new one begun
+    log.write_text(text)
+    assert len(reader.read()) == 1
+    log.write_text(text[: len(text) // 3])  # cut short in place: read again from its start
+    found = reader.read()
+    with log.open("a") as file:
+        file.write(text[len(text) // 3 :])
+    assert len(found + reader.read()) == 1
+
+
 @pytest.mark.parametrize("thresholds", [Thresholds(), Thresholds.plumbing()], ids=["default", "smoke"])
 def test_the_launchers_watch_stops_the_run_at_the_failed_load(tmp_path, thresholds):
     run = tmp_path / "v0-20260101-000000"
@@ -54,3 +71,22 @@ def test_the_launchers_watch_stops_the_run_at_the_failed_load(tmp_path, threshol
     assert said[-1].startswith("fatal: stale-server at step 2 (failing since step 3): the rollout server failed")
     assert json.loads((run / STOPPED).read_text())["rule"] == "stale-server"
     assert watch.poll() == []  # one verdict per run
+
+
+def test_a_training_node_watches_the_shared_rollout_log_from_its_own_start(sandbox):
+    """The multi-node recipe's rollout host outlives training runs: a failed load an earlier run left in its log is
+    not this run's; one written while this node trains stops it (OUTPUT_DIR shared, as docs/recipes.md advises)."""
+    server = sandbox.start("countdown_multinode.sh", ROLE="rollout", ROLLOUT_BIND_HOST="127.0.0.1")
+    assert wait_until(lambda: "ready" in server.err_path.read_text(), 10), server.err_path.read_text()
+    with (sandbox.out / "rollout.log").open("a") as log:
+        log.write(FAILED_LOAD.read_text())  # an earlier training run's failure
+    node = {"ROLE": "train", "ROLLOUT_HOST": "127.0.0.1", "TRAIN_GPUS": "0", "FAKE_TRAIN_LOG": "2"}
+    healthy = sandbox.run("countdown_multinode.sh", timeout=60, **node)
+    assert healthy.returncode == 0 and "stale-server" not in healthy.stderr, healthy.stderr
+
+    trainer = sandbox.start("countdown_multinode.sh", FAKE_TRAIN_MODE="sleep", **node)
+    assert wait_until(lambda: len(list(sandbox.out.glob("v*/logging.jsonl"))) == 2, 30), trainer.err_path.read_text()
+    with (sandbox.out / "rollout.log").open("a") as log:
+        log.write(FAILED_LOAD.read_text())  # this run's
+    assert trainer.wait(timeout=60) == FATAL_STATUS, trainer.err_path.read_text()
+    assert "the watch stopped the run: fatal: stale-server" in trainer.err_path.read_text()

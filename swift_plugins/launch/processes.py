@@ -72,11 +72,11 @@ def follow_trainer(
     server_log: Path | None,
     lines: int,
     console: Console,
-    watch: Callable[[], object] | None = None,
+    watch: Callable[..., object] | None = None,
 ) -> int:
     """Copy the trainer's log to stdout until it exits; return its status.  A rollout server that dies meanwhile
     aborts the run: the trainer would otherwise hang until its own vLLM timeout.  ``watch`` judges the trainer's
-    ``logging.jsonl`` meanwhile (:func:`watcher`)."""
+    ``logging.jsonl`` meanwhile (:func:`watcher`), and once more after a trainer that succeeded: its last lines."""
     with log.open("rb") as source:
         while trainer.poll() is None:
             _copy(source)
@@ -87,6 +87,8 @@ def follow_trainer(
                 watch()
             time.sleep(POLL_SECONDS)
         _copy(source)
+    if watch is not None and trainer.returncode == 0:
+        watch(final=True)
     return trainer.returncode
 
 
@@ -107,7 +109,7 @@ def serve_until_stopped(server: subprocess.Popen, log: Path, lines: int, console
 
 def watcher(
     where: Path, mode: str, thresholds: Thresholds, record: Path, console: Console, server_log: Path | None = None
-) -> Callable[[], None] | None:
+) -> Callable[..., None] | None:
     """What to call while a trainer runs (None with ``WATCH=off``): judge its log under ``where`` (and the rollout
     server's ``server_log``: a weight update it failed to load), say each verdict (also appended to ``record``)
     and, with ``WATCH=stop``, raise :class:`~swift_plugins.watch.live.WatchStopped` at a fatal one."""
@@ -123,8 +125,8 @@ def watcher(
 
     live = LiveWatch(where, say, thresholds, started=time.time(), server_log=server_log)
 
-    def check() -> None:
-        verdicts = live.poll()
+    def check(final: bool = False) -> None:
+        verdicts = live.poll(final)
         if mode == "stop":
             stop_on_fatal(verdicts, live)
 

@@ -117,7 +117,10 @@ def _run(plan: Plan, children: Children) -> int:
     thresholds = Thresholds.plumbing() if settings.smoke else Thresholds()  # a random model fails on output by design
     mode = settings.watch if settings.node_rank == 0 else "off"  # rank 0 writes the log
     server_log = Path(plan.rollout.log) if plan.rollout else None
-    watch = watcher(_swift_output(plan), mode, thresholds, settings.output_dir / WATCH_LOG, console, server_log)
+    # A training node reads the rollout host's log where they share OUTPUT_DIR (docs/recipes.md); elsewhere it never
+    # appears. What it held before this run is not judged (watch/server.py).
+    served_log = server_log or (settings.output_dir / "rollout.log" if settings.layout.node else None)
+    watch = watcher(_swift_output(plan), mode, thresholds, settings.output_dir / WATCH_LOG, console, served_log)
     process = _start(plan.trainer, children)
     status = follow_trainer(process, Path(plan.trainer.log), server, server_log, lines, console, watch)
     if status:

@@ -91,10 +91,10 @@ class LiveWatch:
 
     def poll(self, final: bool = False) -> list[Verdict]:
         """Judge what was logged since the last poll (none sooner than ``interval`` seconds after it); say each new
-        verdict and return them. ``final``: the log is complete (a last line without its newline is read).
+        verdict and return them. ``final``: the log is complete (a last line without its newline is read; judged now).
         :class:`DataError` when the log is not a GRPO trainer's ``logging.jsonl``."""
         now = time.monotonic()
-        if now < self._next:
+        if now < self._next and not final:
             return []
         self._next = now + self.interval
         log = latest_log(self.where, self.started)

@@ -22,6 +22,7 @@ those tracebacks, so that the watch's ``stale-server`` rule stops the run at the
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 
@@ -63,8 +64,10 @@ def failed_loads(lines: Iterable[str]) -> list[str]:
 class ServerLogReader:
     """The failed weight updates (:func:`failed_loads`) written to a server's log since the last :meth:`read`.
 
-    Reads whole lines only (a half-written last line waits for the next call) and keeps a traceback that is still
-    being written for the next call too.
+    What the log held when the reader was made is not judged: a server that outlives a training run (the multi-node
+    recipe's rollout host) keeps the failures of earlier runs in its log. A log replaced since (a restarted server's,
+    the old one kept as ``rollout.log.1``) is read from its start. Reads whole lines only (a half-written last line
+    waits for the next call) and keeps a traceback that is still being written for the next call too.
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -83,11 +86,18 @@ class ServerLogReader:
 
     def __init__(self, path) -> None:
         self.path = path
-        self._offset = 0  # bytes judged: the start of the first line not judged yet
+        try:
+            found = os.stat(path)
+            self._file, self._offset = found.st_ino, found.st_size  # bytes judged: where the next line starts
+        except OSError:
+            self._file, self._offset = None, 0
 
     def read(self) -> list[str]:
         try:
             with open(self.path, "rb") as file:
+                found = os.fstat(file.fileno())
+                if found.st_ino != self._file or found.st_size < self._offset:  # a new log, or one cut short
+                    self._file, self._offset = found.st_ino, 0
                 file.seek(self._offset)
                 data = file.read()
         except OSError:
