@@ -170,3 +170,22 @@ def test_the_watch_waits_for_an_output_folder_the_trainer_has_not_made_yet(tmp_p
     with pytest.raises(WatchStopped) as stopped:
         watch()
     assert stopped.value.verdict.rule == "non-finite" and stopped.value.run == output / "v0-new"
+
+
+@pytest.mark.parametrize("status", [0, 1])
+def test_what_a_trainer_logs_just_before_it_exits_0_is_judged_too(tmp_path, status):
+    """The watch reads every 2 s: a trainer that writes its last lines and exits in between has them judged once
+    more after it exited 0 (one that failed says so itself: its status is returned)."""
+    run, log = tmp_path / "v0-new", tmp_path / "train.log"
+    script = f"import pathlib, time; time.sleep(0.3); p = pathlib.Path({str(run)!r}); p.mkdir(); " \
+             f"(p / 'logging.jsonl').write_text({NAN_STEPS!r}); raise SystemExit({status})"  # fmt: skip
+    watch = watcher(tmp_path, "stop", Thresholds(), tmp_path / "watch.log", helpers.console())
+    with log.open("wb") as output:
+        trainer = subprocess.Popen([sys.executable, "-c", script], stdout=output)
+    if status:
+        assert follow_trainer(trainer, log, None, None, 40, helpers.console(), watch) == status
+        assert not (run / STOPPED).exists()
+        return
+    with pytest.raises(WatchStopped) as stopped:
+        follow_trainer(trainer, log, None, None, 40, helpers.console(), watch)
+    assert stopped.value.verdict.rule == "non-finite" and stopped_since(run) == 0

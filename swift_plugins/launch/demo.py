@@ -383,6 +383,8 @@ def _run_stage(stage: Stage, children: Children, watch_mode: str) -> None:
             time.sleep(0.5)
         if process.returncode != 0:
             raise LaunchError(f"{command.title} failed (status {process.returncode}): see {command.log}")
+        if watch is not None:
+            watch(final=True)  # its last lines
     if stage.checkpoint is not None and not is_complete(stage.checkpoint):
         raise LaunchError(f"{stage.checkpoint} was not written: see {stage.commands[-1].log}")
     for folder in stage.scores:
