@@ -25,6 +25,7 @@ from .flags import Flags
 from .settings import Settings
 
 __all__ = [
+    "ROLLOUT_LOG",
     "TRAINER_WORDS",
     "UNSET_ENV",
     "Command",
@@ -40,6 +41,7 @@ __all__ = [
 # SwiftRolloutDeploy.__init__): an inherited VLLM_PORT equal to the HTTP port makes the server unreachable.
 # No child of a recipe sees it.
 UNSET_ENV = ("VLLM_PORT",)
+ROLLOUT_LOG = "rollout.log"  # the rollout server's log in OUTPUT_DIR (a training node's too, where it is shared)
 SMOKE_MODEL_ARGS = ("--model_type", "qwen2", "--template", "qwen2_5")  # the tiny Qwen2.5-shaped model
 SERVER_FLAGS = ("vllm_server_host", "vllm_server_port", "vllm_server_group_port", "vllm_server_base_url")
 
@@ -124,7 +126,7 @@ def rollout_command(settings: Settings) -> Command:
     flags.update(settings.rollout_args, "ROLLOUT_ARGS")
     env = (("CUDA_VISIBLE_DEVICES", gpus), *_bypass_proxy(settings, "127.0.0.1", "localhost"))
     title = f"rollout server on GPU{'s' if len(settings.rollout_gpus) > 1 else ''} {gpus}"
-    return Command(title, env, ("swift", "rollout", *flags.argv()), str(settings.output_dir / "rollout.log"))
+    return Command(title, env, ("swift", "rollout", *flags.argv()), str(settings.output_dir / ROLLOUT_LOG))
 
 
 def trainer_flags(settings: Settings, extra: Sequence[str]) -> Flags:

@@ -23,7 +23,7 @@ from ..watch.live import FATAL_STATUS, WatchStopped
 from ..watch.rules import Thresholds
 from .advice import advise
 from .checks import check_host, check_plan
-from .commands import Command, Plan, rollout_command, trainer_command, trainer_flags
+from .commands import ROLLOUT_LOG, Command, Plan, rollout_command, trainer_command, trainer_flags
 from .flags import Flags
 from .processes import WATCH_LOG, follow_trainer, serve_until_stopped, wait_for_health, watcher
 from .runs import keep_previous, newest_checkpoint, resume_flags, write_record
@@ -119,7 +119,7 @@ def _run(plan: Plan, children: Children) -> int:
     server_log = Path(plan.rollout.log) if plan.rollout else None
     # A training node reads the rollout host's log where they share OUTPUT_DIR (docs/recipes.md); elsewhere it never
     # appears. What it held before this run is not judged (watch/server.py).
-    served_log = server_log or (settings.output_dir / "rollout.log" if settings.layout.node else None)
+    served_log = server_log or (settings.output_dir / ROLLOUT_LOG if settings.layout.node else None)
     watch = watcher(_swift_output(plan), mode, thresholds, settings.output_dir / WATCH_LOG, console, served_log)
     process = _start(plan.trainer, children)
     status = follow_trainer(process, Path(plan.trainer.log), server, server_log, lines, console, watch)
