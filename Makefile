@@ -42,6 +42,7 @@ install: $(VENV)/.installed
 lint: install
 	$(BIN)/ruff check swift_plugins tests benchmarks requirements
 	$(BIN)/shellcheck -x shell/*.sh
+	$(BIN)/lint-imports
 
 # Each test runs once where its outcome cannot differ: the CPU stack runs all but the server path (its venv has no
 # DeepSpeed); vLLM 0.23's stack runs the tests marked stack (their outcome depends on the installed ms-swift, vLLM,
@@ -86,8 +87,7 @@ test-server-recipes: .venv-vllm0.23/.installed
 
 # The real vLLM tests, in vLLM 0.11's stack.
 test-vllm0.11: .venv-vllm0.11/.installed
-	.venv-vllm0.11/bin/pytest tests/test_e2e_grpo.py tests/test_e2e_rollout.py \
-		tests/test_learning.py::test_evaluate_through_vllm_gives_transformers_answers
+	.venv-vllm0.11/bin/pytest -m vllm
 	[ "$(KEEP_STACK_VENVS)" = 1 ] || rm -rf .venv-vllm0.11
 
 locks: install

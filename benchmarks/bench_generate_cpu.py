@@ -30,8 +30,8 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from swift_plugins.core.think_answer import SYSTEM_PROMPT as COUNTDOWN_SYSTEM
 from swift_plugins.countdown.data import COUNTDOWN
-from swift_plugins.countdown.data import SYSTEM_PROMPT as COUNTDOWN_SYSTEM
 from swift_plugins.countdown.generator import CountdownConfig, generate
 
 VARIANTS = ("float32", "bf16-autocast", "bf16-weights", "no-system")

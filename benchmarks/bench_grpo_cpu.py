@@ -28,9 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from swift_plugins.launch.demo import DemoPlan, grpo_command  # noqa: E402
-from swift_plugins.launch.runs import newest_checkpoint  # noqa: E402
+from swift_plugins.demo.plan import DemoPlan, grpo_command  # noqa: E402
 from swift_plugins.tools.compare import compare  # noqa: E402
+from swift_plugins.watch.checkpoints import newest_checkpoint  # noqa: E402
 
 ACCURACY = "rewards/CountdownAccuracy/mean"
 # name -> (what it changes, the flags it sets over the demo's GRPO stage); "today" generates with transformers

@@ -2,7 +2,7 @@
 
     python benchmarks/crosscheck_gym_countdown.py
 
-The corpus is tests/test_rewards.py's: every accepted form, every rejected hack or mistake and the adversarial
+The corpus is tests/countdown/test_rewards.py's: every accepted form, every rejected hack or mistake and the adversarial
 completions, each with its puzzle (rows the package cannot read, ``bad row``, are left out: a gym row carries
 numbers). Each completion is scored by ``external_countdown`` (and its shaped variant) and by the gym reward on a
 gym row holding the same puzzle (reasoning-gym's countdown ``score_answer``, through the bounded worker pool, as
@@ -17,10 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package, for its corpus
 
+from tests.test_rewards import ACCEPTED, ADVERSARIAL, REJECTED
+
 from swift_plugins.countdown.rewards import Verdict, countdown_shaped_reward, judge
 from swift_plugins.gym.entries import encode
 from swift_plugins.gym.rewards import score_completions
-from tests.test_rewards import ACCEPTED, ADVERSARIAL, REJECTED
 
 
 def gym_row(nums, target) -> dict:

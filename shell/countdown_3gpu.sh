@@ -40,6 +40,7 @@
 #                   with DATASET set: its rows, not generated ones
 #   WATCH           stop         the watch over logging.jsonl (docs/watch.md): stop the run on a
 #                   fatal verdict (collapse, truncation, zero spread, NaN, KL, stall); warn; off
+#   WATCH_SET       -            the watch's thresholds, NAME=VALUE ... (stall_seconds=3600)
 #   STOP_GRACE_SECONDS 10        SIGTERM -> SIGKILL delay when stopping
 #   DRY_RUN         0
 #

@@ -24,6 +24,7 @@
 #   OUTPUT_DIR    <repo>/output/countdown_cpu_smoke-<YYYYmmdd-HHMMSS>   smoke/, v0-*/, train.log
 #   WATCH         stop    the watch over logging.jsonl (warn, off); rewards at 0 and truncated
 #                 completions are the random model's, so they only warn here
+#   WATCH_SET     -       the watch's thresholds, NAME=VALUE ... (stall_seconds=3600)
 #   DRY_RUN       0
 #
 # Needs `swift`, vLLM's CPU build and this package's demo extra (make install).

@@ -29,6 +29,7 @@
 #   GRPO_EVALS    1 (cpu), 3 (gpu)      GRPO checkpoints saved and evaluated, evenly spaced (the last at the end)
 #   SEED          0        puzzles and training seed
 #   WATCH         stop     the watch over the GRPO stage's logging.jsonl: stop, warn or off
+#   WATCH_SET     -        the watch's thresholds, NAME=VALUE ... (stall_seconds=3600)
 #   DRY_RUN       0
 #
 # Needs `swift` and this package with its demo extra (make install).
@@ -39,4 +40,4 @@ here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 swift=$(command -v swift || true)
 python=${swift%/*}/python3
 [[ -n $swift && -x $python ]] || python=python3
-PYTHONPATH=$here/..${PYTHONPATH:+:$PYTHONPATH} exec "$python" -m swift_plugins.launch countdown_demo "$@"
+PYTHONPATH=$here/..${PYTHONPATH:+:$PYTHONPATH} exec "$python" -m swift_plugins.demo "$@"

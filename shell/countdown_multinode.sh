@@ -58,6 +58,7 @@
 #   REPORT_TO       tensorboard  or wandb, swanlab
 #   RESUME          ""           auto: continue from the newest complete checkpoint in OUTPUT_DIR
 #   WATCH           stop         node rank 0 watches logging.jsonl: stop, warn or off (docs/watch.md)
+#   WATCH_SET       -            the watch's thresholds, NAME=VALUE ... (stall_seconds=3600)
 #   ROLLOUT_TIMEOUT 900          seconds to wait for the server's health check
 set -euo pipefail
 

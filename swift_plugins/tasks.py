@@ -1,12 +1,13 @@
 """The package's tasks, by name: what ``plugin.py``, ``evaluate`` and the launcher look up.
 
-A task is a subpackage of ``swift_plugins`` whose ``__init__`` exports ``SPEC``, a :class:`TaskSpec`: its rows
-(a :class:`~swift_plugins.core.task.Task`), its scoring and ms-swift adapter modules, its GRPO recipe
-(:class:`Preset`) and the hint the launcher prints when a run has no held-out file. Adding a task is that
-subpackage and one line in :data:`NAMES`. A family of tasks is one subpackage whose ``spec(parameter)`` gives
-the task ``<family>:<parameter>`` (:data:`FAMILIES`: ``gym:basic_arithmetic`` is reasoning-gym's dataset of that
-name). Nothing here imports a task until it is asked for, and a task's ``__init__`` imports only the standard
-library, so the launcher's DRY_RUN needs nothing else (a family may need its own library to check a name).
+A task is a subpackage of ``swift_plugins`` whose ``__init__`` exports ``SPEC``, a
+:class:`~swift_plugins.core.task.TaskSpec`: its rows (a :class:`~swift_plugins.core.task.Task`), its scoring and
+ms-swift adapter modules, its GRPO recipe (a :class:`~swift_plugins.core.task.Preset`) and the hint the launcher
+prints when a run has no held-out file. Adding a task is that subpackage and one line in :data:`NAMES`. A family of
+tasks is one subpackage whose ``spec(parameter)`` gives the task ``<family>:<parameter>`` (:data:`FAMILIES`:
+``gym:basic_arithmetic`` is reasoning-gym's dataset of that name). Nothing here imports a task until it is asked
+for, and a task's ``__init__`` imports only the standard library, so the launcher's DRY_RUN needs nothing else (a
+family may need its own library to check a name).
 
 >>> task_named("gsm8k").preset.reference_completions
 84
@@ -24,57 +25,18 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from dataclasses import dataclass
 from types import ModuleType
 
 from .core.errors import SettingError
-from .core.task import Task
+from .core.task import TaskSpec
 
-__all__ = ["FAMILIES", "NAMES", "Preset", "TaskSpec", "all_tasks", "task_adapters", "task_named"]
+__all__ = ["FAMILIES", "NAMES", "all_tasks", "task_adapters", "task_named"]
 
 NAMES = (
     "countdown",
     "gsm8k",
 )
 FAMILIES = ("gym",)  # subpackages serving TASK=<family>:<parameter>, registered with swift after NAMES
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A task's GRPO recipe for the launcher; ``*_args`` are ``swift rlhf`` words, every flag once."""
-
-    model: str  # default MODEL
-    dataset: str  # default DATASET
-    args: tuple[str, ...]  # rewards, lengths, generations, run length
-    server_args: tuple[str, ...]  # batch, lr, beta: full fine-tune against a rollout server
-    colocate_args: tuple[str, ...]  # batch, lr, beta: LoRA with vLLM colocated on one GPU
-    reference_completions: int  # completions per optimizer step of the reference run
-    eval_steps: int
-    vllm_max_model_len: int  # prompt + completion must fit
-    # SMOKE=1 data: a hub sample ("id#N"), or the argv after `python -m` that writes `--out PATH` and its
-    # held-out sibling PATH.test (the launcher appends --out)
-    smoke_data: str | tuple[str, ...]
-    collapse: tuple[str, str] | None = None  # (lr, beta) from which runs are known to collapse, with its source
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """Everything the tools and the launcher need of one task."""
-
-    name: str  # the registry name: TASK=..., evaluate --task ...
-    data: Task  # columns, row check, prompt
-    scoring: str  # module: samples_from_rows, score_samples, sample_record, format_report
-    adapter: str  # module with register() and register_files(values): the only one importing ms-swift
-    preset: Preset
-    system_prompt: str | None  # given to training with --system (None: the rows carry their own)
-    held_out_hint: str  # how to make a held-out file, printed when a run has none
-    result_columns: tuple[str, ...] = ()  # data columns evaluate puts back in swift infer's rows (it drops them)
-
-    def scoring_module(self) -> ModuleType:
-        return importlib.import_module(self.scoring)
-
-    def adapter_module(self) -> ModuleType:
-        return importlib.import_module(self.adapter)
 
 
 def task_named(name: str) -> TaskSpec:

@@ -38,6 +38,7 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SHELL = REPO / "shell"
 STAND_INS = TESTS / "stand_ins"
+DATA = TESTS / "data"  # logs of real runs the watch is tested on
 PLUGIN = REPO / "swift_plugins" / "plugin.py"
 NO_REPO = Path("/repo")  # a checkout that is not there: what needs no file of it
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what the launcher's Children take over
@@ -156,7 +157,7 @@ def sequential_zero3(path: Path) -> Path:
     """ms-swift's own ZeRO-3 config with ``stage3_allgather_sequential``, written to ``path``: on a CPU, DeepSpeed
     0.18.9 gathers several parameters at once with async all-gathers over gloo and waits for the last one only,
     and gloo finishes them in any order, so a load under ZeRO-3 sometimes keeps a stale q/k/v weight (6 of 23 runs;
-    0 of 19 with this key; ``tests/zero3_cpu_load_check.py``). NCCL keeps them in order: GPUs are not affected."""
+    0 of 19 with this key; ``tests/e2e/zero3_cpu_load_check.py``). NCCL keeps them in order: GPUs are not affected."""
     config = json.loads((Path(importlib.util.find_spec("swift").origin).parent / "config" / "zero3.json").read_text())
     config["zero_optimization"]["stage3_allgather_sequential"] = True
     path.write_text(json.dumps(config, indent=2))

@@ -1,6 +1,6 @@
 """What every task shares: errors, files, the task contract, the score report, the command line, tags.
 
-Nothing here imports ms-swift except :mod:`swift_plugins.core.swift_adapter`.
+Nothing here imports ms-swift except :mod:`swift_plugins.integration.swift_adapter`.
 """
 
 from .errors import DataError, OutputError, PluginError

@@ -18,7 +18,7 @@ from typing import Any
 from .errors import OutputError, PluginError
 from .files import check_output, write_rows, write_text
 
-__all__ = ["add_score_command", "int_at_least", "run_command", "run_parsed", "writing"]
+__all__ = ["add_score_command", "int_at_least", "run_command", "run_parsed", "run_task_command", "writing"]
 
 INTERRUPTED = 130  # 128 + SIGINT
 
@@ -60,15 +60,25 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = No
     run_parsed(parser, parser.parse_args(argv))
 
 
+def run_task_command(
+    add_command: Callable[[argparse._SubParsersAction], argparse.ArgumentParser], argv: Sequence[str] | None = None
+) -> None:
+    """``python -m swift_plugins.<task> ARGS`` as ``python -m swift_plugins <task> ARGS``: the task's command alone."""
+    parser = argparse.ArgumentParser(prog="python -m swift_plugins")
+    task = add_command(parser.add_subparsers(dest="command", required=True)).prog.rsplit(" ", 1)[-1]
+    run_command(parser, [task, *(sys.argv[1:] if argv is None else argv)])
+
+
 def run_parsed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Run ``args.run(args)``: a :class:`PluginError` exits 2, Ctrl-C 130, one line each; a bug raises."""
+    command = " ".join([parser.prog, args.command, *filter(None, [getattr(args, "task_command", None)])])
     try:
         args.run(args)
     except KeyboardInterrupt:
-        print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
+        print(f"{command}: interrupted", file=sys.stderr)
         sys.exit(INTERRUPTED)
     except PluginError as error:
-        parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
+        parser.exit(2, f"{command}: error: {error}\n")
 
 
 def add_score_command(

@@ -39,6 +39,7 @@ __all__ = [
     "check_output",
     "column_names",
     "held_out_path",
+    "keep_previous",
     "read_rows",
     "write_jsonl",
     "write_rows",
@@ -240,3 +241,14 @@ def column_names(path: str | Path) -> set[str]:
     except DataError:
         return set()
     return set(row)
+
+
+def keep_previous(path: Path) -> str | None:
+    """Rename ``path`` to ``path.N`` (the first free N, so .1 is the oldest); say so, or None if absent."""
+    if not path.exists():
+        return None
+    number = 1
+    while path.with_name(f"{path.name}.{number}").exists():
+        number += 1
+    path.rename(path.with_name(f"{path.name}.{number}"))
+    return f"kept the previous {path.name} as {path.name}.{number}"

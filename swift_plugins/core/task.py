@@ -1,7 +1,7 @@
 """What a task is to the shared layer: its columns, its hub ids, and how a raw row becomes a prompt.
 
 A task is a :class:`Task` value (pure: no ms-swift import); the swift adapter of
-:mod:`swift_plugins.core.swift_adapter` turns it into a registered preprocessor.
+:mod:`swift_plugins.integration.swift_adapter` turns it into a registered preprocessor.
 
 >>> echo = Task(
 ...     name="echo",
@@ -19,13 +19,15 @@ swift_plugins.core.errors.DataError: rows.jsonl: echo data needs columns 'text';
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from .errors import DataError
 
-__all__ = ["Task"]
+__all__ = ["Preset", "Task", "TaskSpec"]
 
 Row = dict[str, Any]
 
@@ -74,3 +76,41 @@ class Task:
         present = set(columns)
         found = [column in present for column in self.columns]
         return any(found) if self.claims_partial else all(found)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A task's GRPO recipe for the launcher; ``*_args`` are ``swift rlhf`` words, every flag once."""
+
+    model: str  # default MODEL
+    dataset: str  # default DATASET
+    args: tuple[str, ...]  # rewards, lengths, generations, run length
+    server_args: tuple[str, ...]  # batch, lr, beta: full fine-tune against a rollout server
+    colocate_args: tuple[str, ...]  # batch, lr, beta: LoRA with vLLM colocated on one GPU
+    reference_completions: int  # completions per optimizer step of the reference run
+    eval_steps: int
+    vllm_max_model_len: int  # prompt + completion must fit
+    # SMOKE=1 data: a hub sample ("id#N"), or the argv after `python -m` that writes `--out PATH` and its
+    # held-out sibling PATH.test (the launcher appends --out)
+    smoke_data: str | tuple[str, ...]
+    collapse: tuple[str, str] | None = None  # (lr, beta) from which runs are known to collapse, with its source
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything the tools and the launcher need of one task."""
+
+    name: str  # the registry name: TASK=..., evaluate --task ...
+    data: Task  # columns, row check, prompt
+    scoring: str  # module: samples_from_rows, score_samples, sample_record, format_report
+    adapter: str  # module with register() and register_files(values): the only one importing ms-swift
+    preset: Preset
+    system_prompt: str | None  # given to training with --system (None: the rows carry their own)
+    held_out_hint: str  # how to make a held-out file, printed when a run has none
+    result_columns: tuple[str, ...] = ()  # data columns evaluate puts back in swift infer's rows (it drops them)
+
+    def scoring_module(self) -> ModuleType:
+        return importlib.import_module(self.scoring)
+
+    def adapter_module(self) -> ModuleType:
+        return importlib.import_module(self.adapter)

@@ -1,8 +1,6 @@
-"""``python -m swift_plugins.countdown``: generate, audit, solve, score, SFT data.
+"""``python -m swift_plugins countdown``: generate, audit, solve, score, SFT data.
 
-The commands every task shares (evaluate, compare, plot, models) are ``python -m swift_plugins``.
-
-Run with ``--help`` after any command for its options.
+``python -m swift_plugins.countdown`` is the same command. Run with ``--help`` after any command for its options.
 """
 
 from __future__ import annotations
@@ -16,14 +14,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..core.cli import add_score_command, run_command
+from ..core.cli import add_score_command, run_task_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
 from ..core.files import check_output, held_out_path, write_rows, write_text
 from . import scoring
 from .data import read_columns
 
-__all__ = ["build_parser", "main"]
+__all__ = ["add_command", "main"]
 
 _JOBS = os.cpu_count() or 1
 
@@ -120,9 +118,10 @@ def _sft_data(args: argparse.Namespace) -> None:
     print(f"wrote {len(rows)} SFT rows to {args.out}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m swift_plugins.countdown", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``countdown generate|audit|solve|score|sft-data`` to a command line's subcommands."""
+    parser = parent.add_parser("countdown", help="Countdown data: generate, audit, solve, score, sft-data")
+    commands = parser.add_subparsers(dest="task_command", required=True)
 
     gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows (.jsonl, .json or .parquet)")
     gen.add_argument("--num", type=_int_at_least(0), required=True, help="rows in the main file")
@@ -172,4 +171,5 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_command(build_parser(), argv)
+    """``python -m swift_plugins.countdown ARGS``: ``python -m swift_plugins countdown ARGS``."""
+    run_task_command(add_command, argv)

@@ -24,7 +24,6 @@ __all__ = [
     "COUNTDOWN",
     "FORMATS",
     "HUB_IDS",
-    "SYSTEM_PROMPT",
     "DataError",
     "check_columns",
     "check_row",
@@ -37,11 +36,6 @@ __all__ = [
 ]
 
 HUB_IDS = ("zouxuhong/Countdown-Tasks-3to4", "Jiayi-Pan/Countdown-Tasks-3to4")  # (ModelScope, Hugging Face)
-# The system prompt of ms-swift's Countdown example, which the GPU recipes train with (``--system``).
-SYSTEM_PROMPT = (
-    "You are a helpful assistant. You first thinks about the reasoning process in the mind and then provides "
-    "the user with the answer."
-)
 
 
 def prompt_for(nums: list[int], target: int) -> str:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.tags import completion_text, is_two_block, last_answer
+from ..core.tags import completion_text, last_answer
 from .expression import ExpressionError, ratio_of, split_equation
 
 __all__ = [
@@ -24,9 +24,7 @@ __all__ = [
     "Verdict",
     "countdown_accuracy_reward",
     "countdown_shaped_reward",
-    "is_well_formatted",
     "judge",
-    "think_answer_format_reward",
 ]
 
 MAX_ANSWER_CHARS = 1024
@@ -101,20 +99,6 @@ def judge(completion: Any, nums: Any, target: Any) -> Verdict:
     return Verdict.CORRECT if numerator == goal * denominator else Verdict.WRONG_VALUE
 
 
-def is_well_formatted(completion: Any, think_in_prompt: bool = False) -> bool:
-    """True for exactly one ``<think>…</think>`` then one ``<answer>…</answer>``, only whitespace around.
-
-    With ``think_in_prompt=True`` the chat template already opened ``<think>`` in the prompt, so the
-    completion must start inside the think block and contain no ``<think>`` of its own.
-
-    >>> is_well_formatted("<think>a</think>\\n<answer>b</answer>\\n")
-    True
-    >>> is_well_formatted("a</think><answer>b</answer>", think_in_prompt=True)
-    True
-    """
-    return is_two_block(completion_text(completion), "think", first_in_prompt=think_in_prompt)
-
-
 def countdown_accuracy_reward(
     completions: Sequence[Any], nums: Sequence[Any], target: Sequence[Any], **kwargs: Any
 ) -> list[float]:
@@ -137,12 +121,3 @@ def countdown_shaped_reward(
     """
     credit = {Verdict.CORRECT: 1.0, Verdict.WRONG_VALUE: SHAPED_PARTIAL_CREDIT}
     return [credit.get(judge(c, n, t), 0.0) for c, n, t in zip(completions, nums, target, strict=True)]
-
-
-def think_answer_format_reward(completions: Sequence[Any], think_in_prompt: bool = False, **kwargs: Any) -> list[float]:
-    """1.0 for each completion shaped ``<think>…</think><answer>…</answer>``, else 0.0.
-
-    >>> think_answer_format_reward(["<think>x</think><answer>y</answer>\\n", "<answer>y</answer>"])
-    [1.0, 0.0]
-    """
-    return [float(is_well_formatted(c, think_in_prompt)) for c in completions]

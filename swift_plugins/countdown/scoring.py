@@ -24,8 +24,9 @@ from typing import Any
 from ..core.errors import DataError
 from ..core.files import read_rows
 from ..core.scoring import is_correct, is_truncated, rate, summarise, summary_lines, table_lines
+from ..core.think_answer import is_well_formatted
 from .data import COUNTDOWN, check_row, puzzle_from_prompt, puzzle_key
-from .rewards import is_well_formatted, judge
+from .rewards import judge
 
 __all__ = ["TASK", "Sample", "format_report", "load_samples", "sample_record", "samples_from_rows", "score_samples"]
 

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 MAX_COUNT = 4
-# The float search is tested exact up to these bounds (tests/test_solver.py); beyond them a
+# The float search is tested exact up to these bounds (tests/countdown/test_solver.py); beyond them a
 # float near-miss could hide a solution, so callers must not ask.
 MAX_NUMBER = 10_000
 MAX_TARGET = 10**12

@@ -6,21 +6,17 @@ Each reward class is a thin shell over a pure function of :mod:`.rewards`; swift
 
 from __future__ import annotations
 
-from functools import partial
-
 from swift.rewards import orms
 
-from ..core.swift_adapter import RewardORM, TaskPreprocessor, register_task, register_task_files
+from ..integration.swift_adapter import RewardORM, TaskPreprocessor, register_task, register_task_files
 from .data import COUNTDOWN
-from .rewards import countdown_accuracy_reward, countdown_shaped_reward, think_answer_format_reward
+from .rewards import countdown_accuracy_reward, countdown_shaped_reward
 
 __all__ = [
     "REWARDS",
     "CountdownAccuracy",
     "CountdownPreprocessor",
     "CountdownShaped",
-    "ThinkAnswerFormat",
-    "ThinkAnswerFormatThinkInPrompt",
     "register",
     "register_files",
 ]
@@ -38,23 +34,9 @@ class CountdownShaped(RewardORM):
     reward = staticmethod(countdown_shaped_reward)
 
 
-class ThinkAnswerFormat(RewardORM):
-    """``think_answer_format``: one ``<think>…</think>`` then one ``<answer>…</answer>``, whitespace around."""
-
-    reward = staticmethod(think_answer_format_reward)
-
-
-class ThinkAnswerFormatThinkInPrompt(RewardORM):
-    """``think_answer_format_think_in_prompt``: for chat templates that already open ``<think>`` in the prompt."""
-
-    reward = staticmethod(partial(think_answer_format_reward, think_in_prompt=True))
-
-
 REWARDS = {
     "external_countdown": CountdownAccuracy,
     "countdown_shaped": CountdownShaped,
-    "think_answer_format": ThinkAnswerFormat,
-    "think_answer_format_think_in_prompt": ThinkAnswerFormatThinkInPrompt,
 }
 
 

@@ -6,7 +6,7 @@ The modules: :mod:`.answer` (final-number extraction, exact rationals), :mod:`.r
 the task as the registry (:mod:`swift_plugins.tasks`) gives it.
 """
 
-from ..tasks import Preset, TaskSpec
+from ..core.task import Preset, TaskSpec
 from .data import GSM8K
 
 __all__ = ["SPEC"]

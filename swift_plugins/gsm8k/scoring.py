@@ -14,7 +14,7 @@ harness computes them:
 3. ``exact_match`` compares the extraction with the reference solution after removing, from both,
    ``,`` then ``$`` then everything up to the last ``#### `` then one trailing ``.``, ignoring case.
 
-``tests/test_gsm8k_scoring.py`` checks every fixture against the installed ``lm-eval`` package's own
+``tests/gsm8k/test_gsm8k_scoring.py`` checks every fixture against the installed ``lm-eval`` package's own
 filters and metric.
 
 >>> harness_extract("So she has 1,000 apples.\\n#### 1,000"), harness_extract("It is 7 or 8.", "flexible-extract")

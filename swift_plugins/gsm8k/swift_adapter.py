@@ -14,8 +14,8 @@ from swift.rewards import orms
 
 from ..core.errors import DataError
 from ..core.files import FORMATS
-from ..core.swift_adapter import RewardORM, TaskPreprocessor, register_task, register_task_files
 from ..core.tags import answer_tag_reward, answer_tag_strict_reward
+from ..integration.swift_adapter import RewardORM, TaskPreprocessor, register_task, register_task_files
 from .data import GSM8K, SUBSET
 from .rewards import gsm8k_accuracy_reward, reasoning_answer_format_reward
 

@@ -11,33 +11,24 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cache
 
-from ..tasks import Preset, TaskSpec
-from .data import GYM, SYSTEM_PROMPT
+from ..core import think_answer
+from ..core.task import Preset, TaskSpec
+from .data import GYM
 
 __all__ = ["spec"]
 
 
 def _preset(name: str) -> Preset:
-    # Countdown's recipe (a one-line answer after a think block, the same tag layout and format reward, the same
-    # batches and learning rates) with the gym reward; 500 steps instead of an epoch, as the generated file has the
-    # size one asks for.
-    from ..countdown import SPEC as COUNTDOWN
-
-    countdown, generate = COUNTDOWN.preset, ("swift_plugins", "gym", "generate", name)
+    # The think/answer preset (Countdown's batches and learning rates) with the gym reward; 500 steps instead of an
+    # epoch, as the generated file has the size one asks for.
+    generate = ("swift_plugins", "gym", "generate", name)
     return replace(
-        countdown,
+        think_answer.PRESET,
         dataset=f"data/gym-{name}.jsonl",
-        args=(
-            "--reward_funcs", "external_gym", "think_answer_format",
-            "--max_length", "2048",
-            "--max_completion_length", "1024",
-            "--num_generations", "8",
-            "--max_steps", "500",
-        ),
+        args=think_answer.task_args("external_gym", "--max_steps", "500"),
         eval_steps=100,
         smoke_data=(*generate, "--size", "64", "--test-size", "16", "--seed", "0", "--quiet"),
-        collapse=None,
-    )  # fmt: skip
+    )
 
 
 @cache
@@ -52,7 +43,7 @@ def spec(name: str) -> TaskSpec:
         scoring="swift_plugins.gym.scoring",
         adapter="swift_plugins.gym.swift_adapter",
         preset=_preset(name),
-        system_prompt=SYSTEM_PROMPT,
+        system_prompt=think_answer.SYSTEM_PROMPT,
         held_out_hint=f"held-out rows, e.g. python -m swift_plugins gym generate {name} --size 10000 --test-size 500 "
         f"--seed 0 --out data/gym-{name}.jsonl (writes data/gym-{name}.test.jsonl beside it)",
         result_columns=(*GYM.columns, "answer"),

@@ -1,5 +1,7 @@
 """``python -m swift_plugins gym``: list reasoning-gym's datasets, generate gym data, score completions offline.
 
+``python -m swift_plugins.gym`` is the same command.
+
 ``gym score`` prints one JSON line per row, ``{"row": N, "reward": R, "seconds": S}`` (and ``"failure"`` when the
 score overran its time bound or raised), computed exactly as the trainer's ``external_gym`` reward computes it.
 """
@@ -13,11 +15,11 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..core.cli import int_at_least
+from ..core.cli import int_at_least, run_task_command
 from ..core.errors import DataError
 from ..core.files import check_output, held_out_path, read_rows, write_rows
 
-__all__ = ["add_gym_command"]
+__all__ = ["add_command", "main"]
 
 
 def _print_lines(lines: Iterable[str]) -> None:
@@ -92,10 +94,10 @@ class _IntermixedParser(argparse.ArgumentParser):
             self._intermixing = False
 
 
-def add_gym_command(commands: argparse._SubParsersAction) -> None:
+def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``gym list|generate|score`` to a command line's subcommands."""
-    gym = commands.add_parser("gym", help="reasoning-gym datasets as tasks (TASK=gym:<name>): list, generate, score")
-    actions = gym.add_subparsers(dest="gym_command", required=True, parser_class=_IntermixedParser)
+    gym = parent.add_parser("gym", help="reasoning-gym datasets as tasks (TASK=gym:<name>): list, generate, score")
+    actions = gym.add_subparsers(dest="task_command", required=True, parser_class=_IntermixedParser)
     actions.add_parser("list", help="every dataset with a one-line description").set_defaults(run=_list)
 
     generate = actions.add_parser("generate", help="seeded train rows (and held-out rows) of one dataset")
@@ -112,3 +114,9 @@ def add_gym_command(commands: argparse._SubParsersAction) -> None:
     score.add_argument("data", type=Path, help="gym rows (gym generate's output)")
     score.add_argument("completions", type=Path, help="rows with a 'completion' field, one per row of DATA")
     score.set_defaults(run=_score)
+    return gym
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m swift_plugins.gym ARGS``: ``python -m swift_plugins gym ARGS``."""
+    run_task_command(add_command, argv)

@@ -21,10 +21,9 @@ from typing import Any
 
 from ..core.errors import DataError
 from ..core.task import Task
-from ..countdown.data import SYSTEM_PROMPT
 from .entries import decode
 
-__all__ = ["COLUMNS", "GYM", "SYSTEM_PROMPT", "check_row", "entry_of", "prompt_for"]
+__all__ = ["COLUMNS", "GYM", "check_row", "entry_of", "prompt_for"]
 
 COLUMNS = ("gym_dataset", "gym_config", "question", "metadata")  # and "answer", which may be null
 FORMAT_INSTRUCTION = (
@@ -34,7 +33,7 @@ FORMAT_INSTRUCTION = (
 
 
 def prompt_for(question: str) -> str:
-    """The user prompt: reasoning-gym's question, then the tag layout countdown's prompt asks for."""
+    """The user prompt: reasoning-gym's question, then the think/answer tag layout."""
     return f"{question}\n\n{FORMAT_INSTRUCTION}"
 
 

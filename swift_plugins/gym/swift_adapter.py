@@ -11,7 +11,7 @@ import os
 
 from swift.rewards import orms
 
-from ..core.swift_adapter import RewardORM, TaskPreprocessor, register_task_files
+from ..integration.swift_adapter import RewardORM, TaskPreprocessor, register_task_files
 from .bounded import pool_settings
 from .data import GYM
 from .rewards import gym_accuracy_reward

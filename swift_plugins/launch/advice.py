@@ -1,7 +1,7 @@
 """Warnings about settings that run but waste a run: no checkpoint before the end, a learning rate known to
 collapse, a global batch other than the reference's, checkpoints that fill the disk.
 
->>> from .flags import Flags
+>>> from ..core.flags import Flags
 >>> total_steps(Flags(["--dataset", "d#50000", "--split_dataset_ratio", "0.01", "--per_device_train_batch_size", "8",
 ...                    "--gradient_accumulation_steps", "8", "--num_generations", "8", "--num_train_epochs", "1"]), 2)
 3093
@@ -14,8 +14,8 @@ import re
 from fractions import Fraction
 
 from ..core.console import Console
+from ..core.flags import Flags
 from .commands import Plan
-from .flags import Flags
 
 __all__ = ["advise", "model_billions", "total_steps"]
 

@@ -3,9 +3,9 @@
 :func:`check_plan` checks the commands themselves (DRY_RUN included): paths, the rows of local data, batch
 arithmetic, lengths, the logger. :func:`check_host` checks this host just before anything starts (skipped by
 DRY_RUN): the GPUs, ms-swift's interpreter, the stack it holds and the modules the run imports (all through
-:mod:`swift_plugins.doctor.host`), free ports.
+:mod:`swift_plugins.launch.host`), free ports.
 
->>> from .flags import Flags
+>>> from ..core.flags import Flags
 >>> check_batches(Flags(["--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "8",
 ...                      "--num_generations", "7", "--eval_strategy", "no"]), 2)
 Traceback (most recent call last):
@@ -24,10 +24,11 @@ from pathlib import Path
 from ..core.console import Console
 from ..core.errors import DataError, SettingError
 from ..core.files import read_rows
-from ..doctor.host import check_gpus, check_stack, check_swift, swift_interpreter
+from ..core.flags import Flags
+from ..core.settings import parse_int
 from .commands import Plan
-from .flags import Flags
-from .settings import Settings, parse_int
+from .host import check_gpus, check_stack, check_swift, swift_interpreter
+from .settings import Settings
 
 __all__ = [
     "REPORT_TO_VALUES",

@@ -3,79 +3,36 @@
 >>> from pathlib import Path
 >>> from .settings import Settings
 >>> s = Settings.from_env("countdown_3gpu", {"OUTPUT_DIR": "/runs/a"}, Path("/repo"))
->>> rollout, trainer = commands(s, [])
+>>> rollout, trainer = rollout_command(s), trainer_command(s, trainer_flags(s, []))
 >>> rollout.argv[:4], dict(trainer.env)["NPROC_PER_NODE"]
 (('swift', 'rollout', '--model', 'Qwen/Qwen2.5-3B-Instruct'), '2')
->>> print(Command("t", (("A", "1"),), ("swift", "rlhf", "--x", "a b"), "/l").shell())
-env -u VLLM_PORT A=1 swift rlhf \\
-    --x 'a b'
 """
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.commands import Command
 from ..core.errors import SettingError
 from ..core.files import held_out_path
-from ..core.vllm_cpu import EAGER
-from .flags import Flags
+from ..core.flags import Flags
+from ..integration.vllm_cpu import EAGER
 from .settings import Settings
 
 __all__ = [
     "ROLLOUT_LOG",
     "TRAINER_WORDS",
-    "UNSET_ENV",
-    "Command",
     "Plan",
-    "commands",
     "rollout_command",
     "trainer_command",
     "trainer_flags",
 ]
 
-# vLLM reads VLLM_PORT as the base of its internal ports (vllm/envs.py; get_open_port in vllm/utils), and
-# `swift rollout` takes its data-parallel master port from that get_open_port (swift/pipelines/infer/rollout.py,
-# SwiftRolloutDeploy.__init__): an inherited VLLM_PORT equal to the HTTP port makes the server unreachable.
-# No child of a recipe sees it.
-UNSET_ENV = ("VLLM_PORT",)
 ROLLOUT_LOG = "rollout.log"  # the rollout server's log in OUTPUT_DIR (a training node's too, where it is shared)
 SMOKE_MODEL_ARGS = ("--model_type", "qwen2", "--template", "qwen2_5")  # the tiny Qwen2.5-shaped model
 SERVER_FLAGS = ("vllm_server_host", "vllm_server_port", "vllm_server_group_port", "vllm_server_base_url")
-
-
-@dataclass(frozen=True)
-class Command:
-    """One process to start: a title, the variables it gets, its argv, its log file."""
-
-    title: str
-    env: tuple[tuple[str, str], ...]
-    argv: tuple[str, ...]
-    log: str
-
-    def environment(self, base: Mapping[str, str]) -> dict[str, str]:
-        """``base`` without :data:`UNSET_ENV`, plus this command's variables."""
-        return {**{k: v for k, v in base.items() if k not in UNSET_ENV}, **dict(self.env)}
-
-    def shell(self) -> str:
-        """The command as a pasteable ``env -u VLLM_PORT K=V ... swift ...`` line, one flag per line."""
-        head = ["env", *(w for name in UNSET_ENV for w in ("-u", name)), *(f"{k}={v}" for k, v in self.env)]
-        lines, group = [], [*head, *self.argv[:2]]
-        for word in self.argv[2:]:
-            if word.startswith("--"):
-                lines.append(shlex.join(group))
-                group = []
-            group.append(word)
-        return " \\\n    ".join([*lines, shlex.join(group)])
-
-    def to_json(self) -> dict:
-        return {"title": self.title, "env": dict(self.env), "argv": list(self.argv), "log": self.log}
-
-    @classmethod
-    def from_json(cls, data: dict) -> Command:
-        return cls(data["title"], tuple(data["env"].items()), tuple(data["argv"]), data["log"])
 
 
 @dataclass(frozen=True)
@@ -108,7 +65,7 @@ def _plugin(settings: Settings) -> str:
 def rollout_command(settings: Settings) -> Command:
     """``swift rollout`` on ``settings.rollout_gpus``: the one-node server and the multi-node rollout host alike.
 
-    The plugin is loaded so that vLLM's CPU build serves too (:mod:`swift_plugins.core.vllm_cpu`).
+    The plugin is loaded so that vLLM's CPU build serves too (:mod:`swift_plugins.integration.vllm_cpu`).
     """
     gpus = ",".join(settings.rollout_gpus)
     flags = Flags(["--model", settings.model, *(SMOKE_MODEL_ARGS if settings.smoke else ())])
@@ -297,12 +254,3 @@ def trainer_command(settings: Settings, flags: Flags) -> Command:
     )
     log = settings.output_dir / settings.layout.log.format(rank=settings.node_rank)
     return Command(title, tuple(env), ("swift", "rlhf", *flags.argv()), str(log))
-
-
-def commands(settings: Settings, extra: Sequence[str]) -> tuple[Command | None, Command | None]:
-    """(the rollout server, the trainer) this host runs; None where the layout has no such process."""
-    if settings.layout.trainer is None and extra:
-        raise SettingError("ROLE=rollout takes no arguments (extra swift rollout flags go in ROLLOUT_ARGS)")
-    rollout = rollout_command(settings) if settings.layout.rollout_gpus else None
-    trainer = trainer_command(settings, trainer_flags(settings, extra)) if settings.layout.trainer else None
-    return rollout, trainer

@@ -16,17 +16,19 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..core.commands import Command
 from ..core.console import Console
 from ..core.errors import LaunchError, SettingError
+from ..core.files import keep_previous
+from ..core.flags import Flags
 from ..core.processes import Children
-from ..watch.live import FATAL_STATUS, WatchStopped
-from ..watch.rules import Thresholds
+from ..watch.checkpoints import newest_checkpoint
+from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
 from .advice import advise
 from .checks import check_host, check_plan
-from .commands import ROLLOUT_LOG, Command, Plan, rollout_command, trainer_command, trainer_flags
-from .flags import Flags
-from .processes import WATCH_LOG, follow_trainer, serve_until_stopped, wait_for_health, watcher
-from .runs import keep_previous, newest_checkpoint, resume_flags, write_record
+from .commands import ROLLOUT_LOG, Plan, rollout_command, trainer_command, trainer_flags
+from .follow import follow_trainer, serve_until_stopped, wait_for_health
+from .runs import resume_flags, write_record
 from .settings import Settings
 
 __all__ = ["HELD_OUT", "build_plan", "evaluation_command", "launch", "smoke_builds"]
@@ -114,13 +116,13 @@ def _run(plan: Plan, children: Children) -> int:
         serve_until_stopped(server, Path(plan.rollout.log), lines, console)
     if settings.layout.node:  # the server of another host
         wait_for_health(settings.health_url, settings.rollout_timeout, None, Path(), lines, console)
-    thresholds = Thresholds.plumbing() if settings.smoke else Thresholds()  # a random model fails on output by design
     mode = settings.watch if settings.node_rank == 0 else "off"  # rank 0 writes the log
     server_log = Path(plan.rollout.log) if plan.rollout else None
     # A training node reads the rollout host's log where they share OUTPUT_DIR (docs/recipes.md); elsewhere it never
     # appears. What it held before this run is not judged (watch/server.py).
     served_log = server_log or (settings.output_dir / ROLLOUT_LOG if settings.layout.node else None)
-    watch = watcher(_swift_output(plan), mode, thresholds, settings.output_dir / WATCH_LOG, console, served_log)
+    watch = watcher(_swift_output(plan), mode, settings.thresholds, settings.output_dir / WATCH_LOG, console,
+                    served_log, task_advice(settings.task))  # fmt: skip
     process = _start(plan.trainer, children)
     status = follow_trainer(process, Path(plan.trainer.log), server, server_log, lines, console, watch)
     if status:

@@ -2,14 +2,8 @@
 
 The record is ``commands.json`` (what RESUME=auto reads back) beside a readable, pasteable ``commands.sh``.
 
->>> import tempfile
->>> folder = Path(tempfile.mkdtemp())
->>> (folder / "train.log").write_text("first run")
-9
->>> keep_previous(folder / "train.log")
-'kept the previous train.log as train.log.1'
->>> newest_checkpoint(folder) is None
-True
+>>> Command("t", (), ("swift", "rlhf"), "/l").to_json()["argv"]
+['swift', 'rlhf']
 """
 
 from __future__ import annotations
@@ -20,20 +14,17 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core.commands import Command
 from ..core.console import Console
 from ..core.errors import SettingError
-from ..core.files import write_text
-from ..watch.live import stopped_since
-from .commands import Command
-from .flags import Flags
+from ..core.files import keep_previous, write_text
+from ..core.flags import Flags
+from ..watch.checkpoints import newest_checkpoint
 from .settings import Settings
 
 __all__ = [
     "RESUME_ENV",
     "RESUME_FLAGS",
-    "is_complete",
-    "keep_previous",
-    "newest_checkpoint",
     "read_trainer",
     "resume_flags",
     "write_record",
@@ -46,19 +37,7 @@ RESUME_FLAGS = (
     "per_device_train_batch_size", "gradient_accumulation_steps", "num_generations", "num_train_epochs", "max_steps",
 )  # fmt: skip
 RESUME_ENV = ("NPROC_PER_NODE", "NNODES")
-WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "adapter_model.safetensors", "pytorch_model.bin",
-           "pytorch_model.bin.index.json")  # fmt: skip
 
-
-def keep_previous(path: Path) -> str | None:
-    """Rename ``path`` to ``path.N`` (the first free N, so .1 is the oldest); say so, or None if absent."""
-    if not path.exists():
-        return None
-    number = 1
-    while path.with_name(f"{path.name}.{number}").exists():
-        number += 1
-    path.rename(path.with_name(f"{path.name}.{number}"))
-    return f"kept the previous {path.name} as {path.name}.{number}"
 
 
 def write_record(folder: Path, name: str, script: str, commands: Sequence[Command], console: Console) -> None:
@@ -79,30 +58,6 @@ def read_trainer(record: Path) -> Command | None:
     """The ``swift rlhf`` command of a record, or None if the record has none."""
     commands = [Command.from_json(item) for item in json.loads(record.read_text(encoding="utf-8"))["commands"]]
     return next((command for command in commands if command.argv[:2] == ("swift", "rlhf")), None)
-
-
-def is_complete(checkpoint: Path) -> bool:
-    """Whether ``checkpoint`` holds weights and the trainer state (written last)."""
-    # transformers' Trainer._save_checkpoint writes trainer_state.json after the weights (and optimizer states).
-    return (checkpoint / "trainer_state.json").is_file() and any((checkpoint / w).is_file() for w in WEIGHTS)
-
-
-def newest_checkpoint(folder: Path) -> Path | None:
-    """The complete ``checkpoint-N`` with the highest N (the most recent on a tie) in ``folder``'s ms-swift version
-    folders (``v*-*/``) or, where swift ran with ``--add_version false``, in ``folder`` itself; None if none.
-
-    A run folder that the watch stopped (:func:`~swift_plugins.watch.live.stopped_since`) offers only the
-    checkpoints saved before its failure began.
-    """
-    found = []
-    for path in [*folder.glob("v*-*/checkpoint-*"), *folder.glob("checkpoint-*")]:
-        step = path.name.rsplit("-", 1)[1]
-        if not (step.isdigit() and path.is_dir() and is_complete(path)):
-            continue
-        since = stopped_since(path.parent)
-        if since is None or int(step) < since:
-            found.append((int(step), path.stat().st_mtime, path))
-    return max(found, key=lambda item: item[:2])[2] if found else None
 
 
 def resume_flags(settings: Settings, trainer: Command, console: Console) -> list[str]:

@@ -34,7 +34,7 @@ from ..core.console import Console
 from ..core.errors import DataError, PluginError
 from ..core.files import atomic_folder, read_rows, write_jsonl, write_text
 from ..core.processes import Children
-from ..core.vllm_cpu import engine_args, installed_vllm, is_cpu_build
+from ..integration.vllm_cpu import engine_args, installed_vllm, is_cpu_build
 from ..tasks import task_named
 
 __all__ = [

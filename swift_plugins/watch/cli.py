@@ -81,6 +81,13 @@ def add_watch_command(commands: argparse._SubParsersAction) -> argparse.Argument
         action="store_true",
         help="a smoke run on a random tiny model: reward-collapse, truncation and zero-spread only warn",
     )
+    command.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a threshold of the rules, e.g. --set stall_seconds=3600 (repeatable; the thresholds: docs/watch.md)",
+    )
     command.set_defaults(run=watch_run)
     return command
 
@@ -142,7 +149,7 @@ def _follow(where: Path, thresholds: Thresholds, interval: float) -> None:
 def watch_run(args: argparse.Namespace) -> None:
     """Judge the log of ``args.run_dir`` (following it with ``args.follow``); exits 3 on a fatal verdict."""
     interval = follow_interval(args.interval, args.follow)
-    thresholds = Thresholds.plumbing() if args.plumbing else Thresholds()
+    thresholds = (Thresholds.plumbing() if args.plumbing else Thresholds()).parse(args.set)
     if args.follow:
         _follow(args.run_dir, thresholds, interval)
         return

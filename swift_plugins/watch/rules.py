@@ -6,7 +6,9 @@ returns a :class:`Verdict` when a rule's condition starts (a *warning*: a passin
 another when it has held for the rule's patience (*fatal*: sustained, the run will not recover by itself).
 An ongoing condition is reported once as each, not at every step; once it clears, a new stretch is new.
 
-The rules (``RULES``), each set by a field of :class:`Thresholds` whose comment gives the default's reason:
+The rules (``RULES``, one :class:`Rule` record each: its name, the :class:`Thresholds` fields it reads, its advice
+and its check), each set by fields of :class:`Thresholds` whose comments give the defaults' reasons; a user sets
+them with ``watch --set name=value`` or a recipe's ``WATCH_SET`` (:meth:`Thresholds.parse`):
 
 - ``reward-collapse``: the moving average of ``reward`` or of any ``rewards/<Name>/mean`` falls far below
   its best, by a relative, an absolute *and* a noise margin (a multiple of the average's own noise, so that a
@@ -21,9 +23,9 @@ The rules (``RULES``), each set by a field of :class:`Thresholds` whose comment 
 - ``stale-server``: the rollout server failed to load the trainer's weights (a live rule on the server's log,
   :meth:`Watch.server_failed`: ms-swift's trainer is not told and would train on against the old weights).
 
-Another rule is its name in ``RULES``, its fields in :class:`Thresholds`, its advice in ``_ADVICE`` and a method
-of :class:`Watch` called from :meth:`Watch.add` (``_event`` counts its failing stretch and gives warning and fatal;
-``_above`` serves a rule on one logged number above a bound).
+Another rule is one :class:`Rule` in ``RULES`` and its fields in :class:`Thresholds` (its check a method of
+:class:`Watch`: ``_event`` counts its failing stretch and gives warning and fatal; ``_above`` serves a rule on one
+logged number above a bound). A task adds to a rule's advice (:class:`Watch`'s ``advice``).
 
 ``since`` in a verdict is a checkpoint boundary: the numbers logged at step k come from the weights saved
 at step k-1 (generation and the loss of step k run before its update), so for a stretch whose first failing
@@ -50,21 +52,20 @@ fell (the change point of their mean), when that is earlier.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import statistics
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import Any
 
 from ..core.errors import SettingError
+from .log import is_number
 
-__all__ = ["RULES", "Thresholds", "Verdict", "Watch", "judge"]
-
-RULES = ("reward-collapse", "truncation", "zero-spread", "non-finite", "kl-blowup", "stalled", "stale-server")
-# Rules about the quality of the completions: a plumbing run's random model fails them by design.
-_OUTPUT_QUALITY = frozenset({"reward-collapse", "truncation", "zero-spread"})
+__all__ = ["RULES", "Rule", "Thresholds", "Verdict", "Watch", "judge"]
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,44 @@ class Thresholds:
         >>> sorted(Thresholds.plumbing().warn_only)
         ['reward-collapse', 'truncation', 'zero-spread']
         """
-        return cls(warn_only=_OUTPUT_QUALITY)
+        return cls(warn_only=frozenset(rule.name for rule in RULES.values() if rule.output_quality))
+
+    def parse(self, settings: Iterable[str]) -> Thresholds:
+        """These thresholds with ``name=value`` settings applied, each value read as its field's type;
+        :class:`SettingError` in one line for an unknown name (naming the closest) or a value out of range.
+
+        >>> Thresholds().parse(["stall_seconds=3600", "zero_spread_patience=40"]).stall_seconds
+        3600.0
+        >>> Thresholds().parse(["stall_second=1"])
+        Traceback (most recent call last):
+        ...
+        swift_plugins.core.errors.SettingError: watch setting stall_second=1: no such threshold; closest stall_seconds
+        """
+        kinds = {item.name: item.type for item in fields(self) if item.name != "warn_only"}
+        thresholds = self
+        for setting in settings:
+            name, sep, text = setting.partition("=")
+            name = name.strip()
+            if not sep or name not in kinds:
+                closest = difflib.get_close_matches(name, kinds, n=1)
+                hint = f"closest {closest[0]}" if closest else f"the thresholds are {', '.join(kinds)}"
+                what = "expected NAME=VALUE" if not sep else "no such threshold"
+                raise SettingError(f"watch setting {setting}: {what}; {hint}")
+            try:
+                thresholds = replace(thresholds, **{name: _threshold_value(text.strip(), kinds[name])})
+            except (SettingError, ValueError) as error:
+                raise SettingError(f"watch setting {setting}: {str(error).rpartition(': ')[2]}") from None
+        return thresholds
+
+
+def _threshold_value(text: str, kind: str) -> int | float:
+    """``text`` as a threshold of type ``kind`` (``"int"`` or ``"float"``); ValueError when it is not one."""
+    if kind == "int" and not re.fullmatch(r"[0-9]+", text):
+        raise ValueError(f"must be an integer >= 1, got {text!r}")
+    try:
+        return int(text) if kind == "int" else float(text)
+    except ValueError:
+        raise ValueError(f"must be a positive number, got {text!r}") from None
 
 
 @dataclass(frozen=True)
@@ -194,23 +232,6 @@ class Verdict:
         return f"{kind}: {where}: {self.figures}; {self.advice}"
 
 
-_ADVICE = {
-    "reward-collapse": "lower --learning_rate or raise --beta (ms-swift's Countdown run collapsed at --learning_rate "
-    "1e-6 --beta 0.04), and {resume}",
-    "truncation": "every completion hits --max_completion_length: raise it (and --max_length, vllm_max_model_len), "
-    "or ask for shorter answers in the system prompt",
-    "zero-spread": "every group's completions got the same reward (zero advantage, no gradient): raise "
-    "--num_generations or --temperature, or train on prompts the model solves sometimes, not always or never",
-    "non-finite": "{resume} with a lower --learning_rate or --max_grad_norm 1.0, in bf16 rather than fp16",
-    "kl-blowup": "the policy drifted far from the reference model: raise --beta or lower --learning_rate, and {resume}",
-    "stale-server": "the server keeps generating with weights the trainer has left behind; see the rollout "
-    "server's log for why it could not load them (a vLLM and ms-swift pair no lock covers, a changed weight layout), "
-    "fix that, and {resume}",
-    "stalled": "the trainer stopped logging: look at its log and the rollout server's (a hung vLLM server or NCCL "
-    "weight sync, a full disk); an evaluation or checkpoint save longer than that needs a larger stall_seconds",
-}
-
-
 def _resume(since: int) -> str:
     """Where to go on from, for a failure whose checkpoint boundary is ``since``: no checkpoint is saved before
     step 1.
@@ -227,12 +248,8 @@ _SPIKE_ADVICE = {"non-finite": "a single skipped step is normal with fp16 loss s
 _WARNING_ADVICE = "if it lasts, "
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _finite(value: Any) -> bool:
-    return _number(value) and math.isfinite(value)
+    return is_number(value) and math.isfinite(value)
 
 
 def _seconds(text: Any) -> float | None:
@@ -320,8 +337,9 @@ class Watch:
     ([], None)
     """
 
-    def __init__(self, thresholds: Thresholds = Thresholds()) -> None:
-        self.thresholds = thresholds
+    def __init__(self, thresholds: Thresholds | None = None, advice: Mapping[str, str] | None = None) -> None:
+        self.thresholds = thresholds or Thresholds()
+        self.advice = dict(advice or {})  # a task's words for a rule, before its own advice (see Rule.advise)
         self.verdicts: list[Verdict] = []
         self.steps = 0  # step records judged
         self._streaks = {rule: _Streak() for rule in RULES}
@@ -347,13 +365,7 @@ class Watch:
             if self.steps == 1:  # ... until the second one tells the logging interval
                 self._restate_first(self._previous, step)
         self._time(record, step)
-        new = [
-            *self._collapse(record, step),
-            *self._above("truncation", record, step),
-            *self._above("zero-spread", record, step),
-            *self._non_finite(record, step),
-            *self._above("kl-blowup", record, step),
-        ]
+        new = [verdict for rule in RULES.values() if rule.check for verdict in rule.check(self, record, step)]
         self.steps += 1
         self.verdicts += new
         return new
@@ -382,7 +394,7 @@ class Watch:
             f"stall_seconds {thresholds.stall_seconds:.0f} and {thresholds.stall_factor:g} x the median "
             f"{typical:.1f} s between steps)"
         )
-        verdict = Verdict("stalled", self._may_be_fatal("stalled"), step, step + 1, figures, _ADVICE["stalled"])
+        verdict = Verdict("stalled", self._may_be_fatal("stalled"), step, step + 1, figures, self._advice("stalled", 0))
         self.verdicts.append(verdict)
         return [verdict]
 
@@ -399,7 +411,7 @@ class Watch:
             return []
         step = self._last["step"] if self._last else 0
         figures = f"the rollout server failed to load the trainer's weights after step {step} ({failure})"
-        advice = _ADVICE["stale-server"].format(resume=_resume(step + 1))
+        advice = self._advice("stale-server", step + 1)
         verdict = Verdict("stale-server", self._may_be_fatal("stale-server"), step, step + 1, figures, advice)
         self.verdicts.append(verdict)
         return [verdict]
@@ -432,9 +444,14 @@ class Watch:
             return True
         return False if streak.length == warning and (warning < patience or not self._may_be_fatal(rule)) else None
 
+    def _advice(self, rule: str, since: int) -> str:
+        """What to do about ``rule``'s failure whose checkpoint boundary is ``since``: the task's words first."""
+        advice = RULES[rule].advice.format(resume=_resume(since))
+        return f"{self.advice[rule]}: {advice}" if rule in self.advice else advice
+
     def _verdict(self, rule: str, fatal: bool, step: int, figures: str) -> Verdict:
         since = self._streaks[rule].since
-        advice = _ADVICE[rule].format(resume=_resume(since))
+        advice = self._advice(rule, since)
         if not fatal:
             advice = _SPIKE_ADVICE.get(rule, _WARNING_ADVICE) + advice
         return Verdict(rule, fatal, step, since, figures, advice)
@@ -495,18 +512,13 @@ class Watch:
         since, fallen = _fall_start(before, first, (average.best + average.mean) / 2)
         return min(since, average.level_since) if fallen > self.thresholds.collapse_window // 4 else average.level_since
 
-    def _above(self, rule: str, record: dict[str, Any], step: int) -> list[Verdict]:
+    def _above(
+        self, record: dict[str, Any], step: int, *, rule: str, key: str, limit: str, patience: str, warning: str = ""
+    ) -> list[Verdict]:
+        """``rule`` on one logged number: ``key`` at or above the threshold ``limit`` (above, for kl-blowup), for
+        the threshold ``patience`` steps (fatal), warned at once or after the threshold ``warning`` steps."""
         t = self.thresholds
-        key, limit, patience, warning = {
-            "truncation": ("completions/clipped_ratio", t.truncation_ratio, t.truncation_patience, 1),
-            "zero-spread": (
-                "frac_reward_zero_std",
-                t.zero_spread_fraction,
-                t.zero_spread_patience,
-                t.zero_spread_warning,
-            ),
-            "kl-blowup": ("kl", t.kl_max, t.kl_patience, 1),
-        }[rule]
+        limit, patience, warning = getattr(t, limit), getattr(t, patience), getattr(t, warning) if warning else 1
         if rule == "zero-spread" and not _finite(record.get(key)) and _finite(record.get("reward_std")):
             key, limit = "reward_std", None  # every group alike: a spread of exactly 0
         value = record.get(key)
@@ -526,7 +538,7 @@ class Watch:
         return [self._verdict(rule, event, step, figures)]
 
     def _non_finite(self, record: dict[str, Any], step: int) -> list[Verdict]:
-        bad = [key for key in ("loss", "grad_norm") if _number(record.get(key)) and not _finite(record[key])]
+        bad = [key for key in ("loss", "grad_norm") if is_number(record.get(key)) and not _finite(record[key])]
         event = self._event("non-finite", bool(bad), step, self.thresholds.non_finite_patience)
         if event is None:
             return []
@@ -537,7 +549,78 @@ class Watch:
         return [self._verdict("non-finite", event, step, figures)]
 
 
-def judge(steps: Iterable[dict[str, Any]], thresholds: Thresholds = Thresholds()) -> list[Verdict]:
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the watch: its name, the :class:`Thresholds` fields it reads, what to do when it fires (``{resume}``
+    says where to go on from), and its check of one step record (None: a live rule, judged by :meth:`Watch.idle` or
+    :meth:`Watch.server_failed`). ``output_quality``: a plumbing run's random model fails it by design (warn only)."""
+
+    name: str
+    thresholds: tuple[str, ...]
+    advice: str
+    check: Callable[[Watch, dict[str, Any], int], list[Verdict]] | None = None
+    output_quality: bool = False
+
+
+RULES: dict[str, Rule] = {
+    rule.name: rule
+    for rule in (
+        Rule(
+            "reward-collapse",
+            ("collapse_window", "collapse_warmup", "collapse_relative_drop", "collapse_absolute_drop",
+             "collapse_noise_drop", "collapse_patience"),
+            "lower --learning_rate or raise --beta, and {resume}",
+            Watch._collapse,
+            output_quality=True,
+        ),
+        Rule(
+            "truncation",
+            ("truncation_ratio", "truncation_patience"),
+            "every completion hits --max_completion_length: raise it (and --max_length, vllm_max_model_len), or ask "
+            "for shorter answers in the system prompt",
+            partial(Watch._above, rule="truncation", key="completions/clipped_ratio", limit="truncation_ratio",
+                    patience="truncation_patience"),
+            output_quality=True,
+        ),
+        Rule(
+            "zero-spread",
+            ("zero_spread_fraction", "zero_spread_patience", "zero_spread_warning"),
+            "every group's completions got the same reward (zero advantage, no gradient): raise --num_generations or "
+            "--temperature, or train on prompts the model solves sometimes, not always or never",
+            partial(Watch._above, rule="zero-spread", key="frac_reward_zero_std", limit="zero_spread_fraction",
+                    patience="zero_spread_patience", warning="zero_spread_warning"),
+            output_quality=True,
+        ),
+        Rule(
+            "non-finite",
+            ("non_finite_patience",),
+            "{resume} with a lower --learning_rate or --max_grad_norm 1.0, in bf16 rather than fp16",
+            Watch._non_finite,
+        ),
+        Rule(
+            "kl-blowup",
+            ("kl_max", "kl_patience"),
+            "the policy drifted far from the reference model: raise --beta or lower --learning_rate, and {resume}",
+            partial(Watch._above, rule="kl-blowup", key="kl", limit="kl_max", patience="kl_patience"),
+        ),
+        Rule(
+            "stalled",
+            ("stall_seconds", "stall_factor"),
+            "the trainer stopped logging: look at its log and the rollout server's (a hung vLLM server or NCCL weight "
+            "sync, a full disk); an evaluation or checkpoint save longer than that needs a larger stall_seconds",
+        ),
+        Rule(
+            "stale-server",
+            (),
+            "the server keeps generating with weights the trainer has left behind; see the rollout server's log for "
+            "why it could not load them (a vLLM and ms-swift pair no lock covers, a changed weight layout), fix that, "
+            "and {resume}",
+        ),
+    )
+}  # fmt: skip
+
+
+def judge(steps: Iterable[dict[str, Any]], thresholds: Thresholds | None = None) -> list[Verdict]:
     """Every verdict on the step records ``steps`` of a finished or running log (the stall rule aside).
 
     >>> judge([{"step": s, "reward": 1.0, "frac_reward_zero_std": 0.5} for s in range(1, 200)])

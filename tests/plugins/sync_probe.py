@@ -22,7 +22,8 @@ from swift.infer_engine.protocol import RolloutInferRequest
 from swift.rewards import ORM, orms
 from swift.rlhf_trainers.rollout_mixin import RolloutTrainerMixin
 
-from swift_plugins.countdown.data import SYSTEM_PROMPT, prompt_for
+from swift_plugins.core.think_answer import SYSTEM_PROMPT
+from swift_plugins.countdown.data import prompt_for
 from swift_plugins.countdown.rewards import countdown_accuracy_reward
 
 PROMPTS = (prompt_for([1, 2, 3], 6), "Hello", "What is 7 + 5?")

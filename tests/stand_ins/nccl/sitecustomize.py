@@ -14,7 +14,7 @@ seen on a CPU (docs/server_mode_cpu.md), in the order they appear:
 - ``swift.rlhf_trainers.vllm_client``: it enters ``get_torch_device().device(...)``; ``torch.cpu`` has no ``device``.
 - ``swift.pipelines.infer.rollout``: the server's in-place ``load_weights`` fails on vLLM's CPU backend (packed
   linear weights have no ``weight_loader``); the received tensors are kept and loaded in
-  ``process_weights_after_loading`` through vLLM's checkpoint-format reload, as ``swift_plugins.core.vllm_cpu``
+  ``process_weights_after_loading`` through vLLM's checkpoint-format reload, as ``swift_plugins.integration.vllm_cpu``
   does for colocate. ``NCCL_STAND_IN_SERVER_LOAD=in-place`` leaves swift's own load in place: the server then fails
   to load every sync, logs it and keeps generating with its first weights, while the trainer goes on (the failure
   class the watch's ``stale-server`` rule catches).

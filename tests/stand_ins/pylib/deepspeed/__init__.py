@@ -1,4 +1,5 @@
-"""Stand-in DeepSpeed for tests/test_launchers.py; FAKE_DEEPSPEED=missing raises what a missing install raises."""
+"""Stand-in DeepSpeed for tests/launch/test_launchers.py; FAKE_DEEPSPEED=missing raises what a missing install
+raises."""
 import os
 
 if os.environ.get('FAKE_DEEPSPEED') == 'missing':

@@ -1,4 +1,4 @@
-"""Stand-in ms-swift package for tests/test_launchers.py.
+"""Stand-in ms-swift package for tests/launch/test_launchers.py.
 
 The launcher reads the version with `import swift; swift.__version__` using the
 python beside the `swift` executable; the tests put this directory first

@@ -1,4 +1,4 @@
-"""Stand-in vLLM for tests/test_launchers.py: the launchers import it with swift's interpreter.
+"""Stand-in vLLM for tests/launch/test_launchers.py: the launchers import it with swift's interpreter.
 
 FAKE_VLLM=missing raises what a missing install raises; FAKE_VLLM=broken what a CUDA mismatch raises.
 """

@@ -1,4 +1,5 @@
-"""Stand-in Weights & Biases for tests/test_launchers.py; FAKE_WANDB=missing raises what a missing install raises."""
+"""Stand-in Weights & Biases for tests/launch/test_launchers.py; FAKE_WANDB=missing raises what a missing install
+raises."""
 import os
 
 if os.environ.get('FAKE_WANDB') == 'missing':

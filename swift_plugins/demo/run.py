@@ -1,0 +1,120 @@
+"""The demo's run: the hardware it finds, DRY_RUN's printout, and the stages run one after another.
+
+Each stage's commands run with their output in a log of their own; the GRPO stage is followed as the launcher
+follows a trainer (:func:`swift_plugins.launch.follow.follow_trainer`), judged by the watch as it goes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from ..core.console import Console
+from ..core.errors import LaunchError, SettingError
+from ..core.files import keep_previous
+from ..core.processes import Children, Interrupted
+from ..countdown import SPEC as COUNTDOWN
+from ..integration.vllm_cpu import installed_vllm
+from ..launch.follow import follow_trainer
+from ..watch.checkpoints import is_complete, newest_checkpoint
+from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
+from .plan import DemoPlan, Stage, stages
+
+__all__ = ["demo", "detect_hardware"]
+
+def detect_hardware() -> tuple[str | None, str | None, str]:
+    """(CUDA device 0's name or None, the installed vLLM's version or None, a hint when a GPU is unused)."""
+    import torch
+
+    cuda_device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    hint = ""
+    if cuda_device is None and torch.version.cuda is None and shutil.which("nvidia-smi"):
+        # make install puts the CPU build of torch in the venv: on a GPU box the demo would quietly run on the CPU
+        hint = (f"; nvidia-smi is on PATH but torch {torch.__version__} is a CPU build: for GPU scale, "
+                "make clean && make demo TORCH_SPEC=torch==2.8.0 EXTRAS=test,gpu (or your CUDA build)")  # fmt: skip
+    return cuda_device, installed_vllm()[0], hint
+
+
+def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, children: Children) -> int:
+    """The ``countdown_demo`` recipe: DRY_RUN prints the plan, else the stages run."""
+    if extra:
+        raise SettingError("no arguments expected (settings are environment variables; see --help)")
+    cuda_device, vllm_version, hint = detect_hardware()
+    plan = DemoPlan.for_hardware(env, repo, cuda_device=cuda_device, vllm_version=vllm_version)
+    plan = replace(plan, reason=plan.reason + hint)
+    if plan.scale.name == "gpu" and cuda_device is None and not plan.dry_run:
+        raise SettingError("DEMO_SCALE=gpu, but torch sees no CUDA device: unset DEMO_SCALE for the CPU run")
+    if plan.dry_run:
+        _print_plan(plan, children.console)
+        return 0
+    return _run_demo(plan, children)
+
+
+def _print_plan(plan: DemoPlan, console: Console) -> None:
+    """DRY_RUN: the plan line and every stage's commands, as the GPU recipes print theirs; nothing runs."""
+    console.note(f"DRY_RUN: {plan.scale.name} scale: {plan.reason}; nothing started")
+    for number, stage in enumerate(stages(plan), 1):
+        print(f"# {number}/8 {stage.title}")
+        for command in stage.commands:
+            print(f"# {command.title}, log: {command.log}\n{command.shell()}\n")
+
+
+def _run_demo(plan: DemoPlan, children: Children) -> int:
+    """Run the stages in order, each command's output to its log; a failed command names its log."""
+    console, started = children.console, time.monotonic()
+    console.note(f"{plan.scale.name} scale: {plan.reason}")
+    console.note(f"SFT {plan.sft_steps} steps; GRPO {plan.grpo_steps} steps, a checkpoint every {plan.save_steps}; "
+                 f"{plan.eval_puzzles} held-out puzzles -> {plan.output_dir}")  # fmt: skip
+    for folder in ("eval", "data"):
+        (plan.output_dir / folder).mkdir(parents=True, exist_ok=True)
+    for number, stage in enumerate(stages(plan), 1):
+        console.show(f"\n==> [{_elapsed(started)}] {number}/8 {stage.title}")
+        try:
+            _run_stage(stage, children, plan)
+        except Interrupted:
+            console.note(f"interrupted during stage {number}/8; a rerun starts the stages afresh")
+            raise
+        except WatchStopped as stop:
+            children.stop()
+            console.error(f"the watch stopped the GRPO stage: {stop.verdict.line()}")
+            checkpoint = newest_checkpoint(stage.watched)
+            console.note(f"newest complete GRPO checkpoint saved before step {stop.verdict.since}: {checkpoint}; "
+                         f"change the setting ({stop.verdict.advice}) and run the demo again")  # fmt: skip
+            return FATAL_STATUS
+    print((plan.output_dir / "comparison.md").read_text())
+    console.show(f"{plan.scale.name}-scale learning demo done in {_elapsed(started)}: figure "
+                 f"{plan.output_dir / 'curves.png'}, table {plan.output_dir / 'comparison.md'}")  # fmt: skip
+    return 0
+
+
+def _elapsed(started: float) -> str:
+    """Minutes and seconds since ``started`` (a ``time.monotonic()`` reading), as ``12m05s``."""
+    minutes, seconds = divmod(int(time.monotonic() - started), 60)
+    return f"{minutes}m{seconds:02d}s"
+
+
+def _run_stage(stage: Stage, children: Children, plan: DemoPlan) -> None:
+    note = keep_previous(stage.fresh) if stage.fresh is not None else None
+    if note:
+        children.console.note(note)
+    for command in stage.commands:
+        watch = None
+        if stage.watched is not None:
+            record = stage.watched.parent / WATCH_LOG
+            advice = task_advice(COUNTDOWN)
+            watch = watcher(stage.watched, plan.watch, plan.thresholds, record, children.console, advice=advice)
+        log = Path(command.log)
+        process = children.start_process(command.argv, command.environment(os.environ), log)
+        status = follow_trainer(process, log, None, None, 0, children.console, watch, echo=False)
+        if status != 0:
+            raise LaunchError(f"{command.title} failed (status {status}): see {command.log}")
+    if stage.checkpoint is not None and not is_complete(stage.checkpoint):
+        raise LaunchError(f"{stage.checkpoint} was not written: see {stage.commands[-1].log}")
+    for folder in stage.scores:
+        report = json.loads((folder / "score.json").read_text())
+        children.console.show(f"  {folder.name}: accuracy {report['accuracy']:.1%}, format {report['format_rate']:.1%}")

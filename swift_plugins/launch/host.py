@@ -1,0 +1,153 @@
+"""This host, as a recipe about to start sees it: the GPUs it asks for, ms-swift's interpreter, the stack that
+interpreter holds (:mod:`swift_plugins.doctor.report` run there) and the modules the run imports. Standard library
+only: the launcher calls these just before anything starts (DRY_RUN skips them); each refusal is one
+:class:`SettingError` line.
+
+>>> check_gpus({})  # nothing asked: no GPU needed
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ..core.console import Console
+from ..core.errors import SettingError
+from ..doctor.environment import NVIDIA_SMI_SECONDS, read_gpus
+
+__all__ = ["PROBE", "check_gpus", "check_stack", "check_swift", "swift_interpreter"]
+
+# Run with swift's interpreter.  With -c, sys.path[0] is the cwd: drop it so a ./swift checkout cannot shadow
+# the installed package.  A broken CUDA install raises more than ImportError.
+PROBE = """
+import importlib, json, sys
+if sys.path[:1] == [""]:
+    del sys.path[0]
+found = {}
+for name in sys.argv[1:]:
+    try:
+        module = importlib.import_module(name)
+    except Exception as e:
+        found[name] = [False, type(e).__name__ + ": " + (str(e).strip().splitlines() or [""])[0]]
+    else:
+        found[name] = [True, getattr(module, "__version__", "(no version)")]
+print("@@" + json.dumps(found))
+"""
+
+
+def _run(
+    argv: list[str], what: str, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SettingError(f"cannot run {what}: {error}") from None
+
+
+def check_gpus(requested: Mapping[str, Iterable[str]]) -> None:
+    """Every GPU of every ``SETTING: gpus`` is one nvidia-smi reports: an index among its indices
+    (nvidia-smi ignores CUDA_VISIBLE_DEVICES), an id the prefix of one of its GPU or MIG UUIDs."""
+    if not requested:
+        return
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        raise SettingError(
+            "nvidia-smi not found on PATH: no NVIDIA driver here? (DRY_RUN=1 prints the commands without GPU checks)"
+        )
+    listed = read_gpus(smi)
+    if listed.problem:  # the doctor's line: it failed, hung, or printed no GPU
+        raise SettingError(listed.problem)
+    indices = [str(index) for index in range(listed.count)]  # nvidia-smi numbers its GPUs from 0
+    uuids = re.findall(r"UUID: ([^)\s]+)", _run([smi, "-L"], "nvidia-smi -L", timeout=NVIDIA_SMI_SECONDS).stdout)
+    for name, gpus in requested.items():
+        value = ",".join(gpus)
+        for gpu in gpus:
+            if gpu.isdigit() and gpu not in indices:
+                raise SettingError(
+                    f"{name}={value} needs GPU {gpu} but nvidia-smi lists {len(indices)} GPU(s): {','.join(indices)}"
+                )
+            if not gpu.isdigit() and not any(uuid.startswith(gpu) for uuid in uuids):
+                raise SettingError(
+                    f"{name}={value} needs {gpu} but no GPU or MIG device of nvidia-smi -L has that UUID"
+                )
+
+
+def check_stack(python: str, repo: Path, concerns: Iterable[str]) -> None:
+    """Refuse, with its line, the first refusal of ``python -m swift_plugins.doctor`` (run by swift's ``python``,
+    ``repo`` on its path) that concerns what this run uses (swift, torch, vllm, deepspeed, cuda): a pair of
+    packages known not to run together, a CPU torch on a GPU box, a driver too old for torch's CUDA."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    result = _run([python, "-m", "swift_plugins.doctor", "--json"], f"{python} -m swift_plugins.doctor", env)
+    try:
+        findings = json.loads(result.stdout)["findings"]
+    except (ValueError, KeyError, TypeError):
+        detail = ((result.stderr or result.stdout).strip().splitlines() or ["no output"])[-1]
+        raise SettingError(f"cannot run {python} -m swift_plugins.doctor (swift's interpreter): {detail}") from None
+    wanted = set(concerns)
+    refused = next((f["line"] for f in findings if f["level"] == "refuse" and f["concerns"] in wanted), None)
+    if refused is not None:
+        raise SettingError(f"{refused} (python -m swift_plugins doctor lists every check)")
+
+
+def swift_interpreter() -> tuple[str, str]:
+    """``(swift, python)``: the `swift` on PATH and the interpreter that runs it.
+
+    That is this interpreter when swift sits beside it (the same venv), else the python beside swift (its venv's
+    or conda env's), else this one; :func:`check_swift` then proves it imports swift.
+    """
+    swift = shutil.which("swift")
+    if swift is None:
+        raise SettingError("swift not found on PATH: install ms-swift 4.x (pip install 'ms-swift>=4,<5')")
+    folder = Path(swift).parent
+    if Path(sys.executable).parent == folder:
+        return swift, sys.executable
+    beside = [folder / name for name in ("python3", "python") if os.access(folder / name, os.X_OK)]
+    return swift, str(beside[0]) if beside else sys.executable
+
+
+def check_swift(modules: Iterable[str], extras: Mapping[str, str], repo: Path, console: Console) -> str:
+    """Import ms-swift 4.x and ``modules`` (vllm, deepspeed, a logger) with swift's interpreter; return it.
+
+    ms-swift 4.6 declares neither vLLM nor DeepSpeed: without vllm `swift rollout` swallows the ImportError
+    (swift/pipelines/infer/rollout.py) and fails later with a NameError, and --deepspeed fails in
+    require_version('deepspeed') (swift/arguments/sft_args.py) after the model download.  ``extras`` maps a
+    module to the setting that needs it (REPORT_TO=wandb); the others come with the package's [gpu] extra.
+    """
+    swift, python = swift_interpreter()
+    modules = list(dict.fromkeys(modules))
+    result = _run([python, "-c", PROBE, "swift", *modules], python)
+    line = next((line for line in result.stdout.splitlines() if line.startswith("@@")), None)
+    if line is None:
+        raise SettingError(f"cannot run {python} (the interpreter of {swift}) to import swift {' '.join(modules)}")
+    found = json.loads(line[2:])
+    ok, version = found.pop("swift")
+    if not ok:
+        raise SettingError(
+            f"cannot import swift with {python} (the interpreter of {swift}): broken ms-swift install? ({version})"
+        )
+    if version.split(".")[0] != "4":
+        raise SettingError(
+            f"ms-swift {version} found ({swift}); these recipes need ms-swift 4.x (pip install 'ms-swift>=4,<5')"
+        )
+    console.note(f"ms-swift {version} ({swift})")
+    for name, (ok, detail) in found.items():
+        if not ok and name in extras:
+            raise SettingError(
+                f"{extras[name]} needs {name}, which does not import with {python} (the interpreter of swift): "
+                f"{detail}; pip install {name} there, or choose another {extras[name].split('=')[0]}"
+            )
+    failed = [f"{name}: {detail}" for name, (ok, detail) in found.items() if not ok]
+    if failed:
+        raise SettingError(
+            f"cannot import {'; '.join(failed)} with {python} (the interpreter of swift); install the GPU extra "
+            f"there: pip install -e '{repo}[gpu]' (after the torch build vLLM needs)"
+        )
+    if found:
+        console.note(", ".join(f"{name} {version}" for name, (_, version) in found.items()) + f" ({python})")
+    return python

@@ -1,0 +1,208 @@
+"""The plan `make demo` runs at each scale (in-process, any hardware), checked against ms-swift's own argument
+classes, and the entry script's DRY_RUN and refusals (one process each)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from swift_plugins.core.errors import SettingError
+from swift_plugins.core.flags import Flags
+from swift_plugins.demo.plan import SCALES, DemoPlan, grpo_command, stages
+
+from ..helpers import REPO, shell_commands, unknown_to_swift
+
+pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
+
+H100 = "NVIDIA H100 80GB HBM3"
+# The one-H100 run of the README (docs/measurements.md): its GRPO flags are what the GPU scale replays.
+MEASURED_H100 = {"num_generations": "8", "per_device_train_batch_size": "64", "gradient_accumulation_steps": "1",
+                 "max_completion_length": "76", "temperature": "1.0", "beta": "0", "learning_rate": "5e-6",
+                 "max_steps": "150", "save_steps": "50", "torch_dtype": "float32", "bf16": "false"}  # fmt: skip
+
+
+def plan(cuda_device=None, vllm_version=None, **env) -> DemoPlan:
+    return DemoPlan.for_hardware({"OUTPUT_DIR": "/demo", **env}, REPO, cuda_device=cuda_device,
+                                 vllm_version=vllm_version)  # fmt: skip
+
+
+def commands(demo: DemoPlan) -> dict:
+    """{'sft': Flags, 'rlhf': Flags, 'evaluate': [argv...], 'generate': Flags, 'compare': argv} of every stage."""
+    found = {"evaluate": []}
+    for stage in stages(demo):
+        for command in stage.commands:
+            argv = list(command.argv)
+            if argv[0] == "swift":
+                found[argv[1]] = Flags(argv[2:])
+            elif argv[3] == "evaluate":
+                found["evaluate"].append(argv[4:])
+            else:
+                found[argv[3]] = argv[4:]
+    return found
+
+
+def swift_pairs(found: dict) -> list:
+    """(argument class, argv) of every swift command of the plan, evaluations' `-- ...` flags included."""
+    infer = [argv[argv.index("--") + 1 :] for argv in found["evaluate"]]
+    return [["SftArguments", found["sft"].argv()], ["RLHFArguments", found["rlhf"].argv()],
+            *(["InferArguments", argv] for argv in infer)]  # fmt: skip
+
+
+def test_gpu_plan_replays_the_measured_h100_run_and_parses_with_swift():
+    demo = plan(cuda_device=H100)
+    assert (demo.scale.name, demo.vllm) == ("gpu", False) and "CUDA device visible" in demo.reason
+    found = commands(demo)
+    assert {name: found["rlhf"].value(name) for name in MEASURED_H100} == MEASURED_H100
+    assert found["rlhf"].value("use_vllm") == "false"
+    assert Flags(found["generate"]).value("test-size") == str(SCALES["gpu"].eval_puzzles)
+    evaluated = [Path(argv[argv.index("--out") + 1]).name for argv in found["evaluate"]]
+    assert evaluated == ["base", "sft", "grpo-50", "grpo-100", "grpo-150"]
+    assert all(argv[argv.index("--data") + 1] == str(demo.held_out) for argv in found["evaluate"])
+    assert found["evaluate"][-1][0] == "/demo/grpo/checkpoint-150"  # swift writes no version folder
+    assert [stage.split("=")[0] for stage in found["compare"][:3]] == ["base", "sft", "grpo-150"]
+    assert unknown_to_swift(swift_pairs(found)) == []
+
+
+def test_gpu_plan_with_vllm_colocates_it_beside_the_trainer():
+    found = commands(plan(cuda_device=H100, vllm_version="0.11.0"))
+    rlhf = found["rlhf"]
+    assert (rlhf.value("use_vllm"), rlhf.value("vllm_mode")) == ("true", "colocate")
+    assert float(rlhf.value("vllm_gpu_memory_utilization")) <= 0.5  # the trainer shares the GPU
+    assert rlhf.value("vllm_enforce_eager") is None  # CUDA graphs stay on a GPU
+    assert unknown_to_swift([["RLHFArguments", rlhf.argv()]]) == []
+
+
+def test_cpu_plan_generates_with_vllms_cpu_build_in_eager_mode():
+    demo = plan(vllm_version="0.32.0")
+    assert demo.scale.name == "cpu" and demo.reason.startswith("torch sees no CUDA device")
+    found = commands(demo)
+    rlhf = found["rlhf"]
+    assert (rlhf.value("use_vllm"), rlhf.value("vllm_mode"), rlhf.value("vllm_enforce_eager")) == (
+        "true", "colocate", "true")  # fmt: skip
+    # bfloat16 autocast on CPU needs transformers told it trains there; SFT stays float32
+    assert (rlhf.value("bf16"), rlhf.value("use_cpu"), found["sft"].value("bf16")) == ("true", "true", "false")
+    assert Path(found["evaluate"][-1][found["evaluate"][-1].index("--out") + 1]).name == f"grpo-{demo.grpo_steps}"
+    assert unknown_to_swift(swift_pairs(found)) == []
+
+
+def test_without_vllm_grpo_generates_with_transformers():
+    demo = plan(DEMO_SCALE="cpu")
+    assert not demo.vllm and "transformers generation" in demo.reason
+    rlhf = commands(demo)["rlhf"]
+    assert rlhf.value("use_vllm") == "false" and rlhf.value("vllm_mode") is None
+
+
+def test_grpo_evals_spaces_the_evaluated_checkpoints_evenly():
+    demo = plan(DEMO_SCALE="cpu", GRPO_STEPS="8", GRPO_EVALS="3")
+    found = commands(demo)
+    assert found["rlhf"].value("save_steps") == "3"
+    evaluated = [Path(argv[argv.index("--out") + 1]).name for argv in found["evaluate"]]
+    assert evaluated == ["base", "sft", "grpo-3", "grpo-6", "grpo-8"]
+
+
+def test_extra_flags_replace_the_plans_own():
+    rlhf = Flags(grpo_command(plan(), extra=["--learning_rate", "2e-5"]).argv[2:])
+    assert rlhf.value("learning_rate") == "2e-5" and rlhf.names().count("learning_rate") == 1
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"GRPO_EVALS": "0"}, "GRPO_EVALS must be a positive integer, got '0'"),
+        ({"DEMO_SCALE": "fast"}, "DEMO_SCALE=fast: expected cpu or gpu (or unset: chosen from the hardware)"),
+        ({"SEED": "-1"}, "SEED must be a non-negative integer, got '-1'"),
+    ],
+)
+def test_bad_settings_are_refused(env, message):
+    with pytest.raises(SettingError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        plan(**env)
+
+
+def run_script(tmp_path, *args, **env) -> subprocess.CompletedProcess:
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return subprocess.run(
+        ["bash", str(REPO / "shell" / "countdown_demo.sh"), *args],
+        env={**os.environ, "OUTPUT_DIR": str(tmp_path / "out"), "PATH": path, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_script_prints_every_stage_and_runs_nothing(tmp_path):
+    result = run_script(tmp_path, DRY_RUN="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("countdown_demo.sh: DRY_RUN: cpu scale: torch sees no CUDA device")
+    titles = [line for line in result.stdout.splitlines() if line.startswith("# ") and "/8 " in line]
+    assert [title.split()[1] for title in titles] == [f"{n}/8" for n in range(1, 9)]
+    swift = [words for words in shell_commands(result.stdout) if "swift" in words]
+    assert [words[words.index("swift") + 1] for words in swift] == ["sft", "rlhf"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_script_refuses_a_bad_setting_before_anything_runs(tmp_path):
+    result = run_script(tmp_path, GRPO_EVALS="0")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "countdown_demo.sh: error: GRPO_EVALS must be a positive integer, got '0'"
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_script_takes_no_arguments(tmp_path):
+    result = run_script(tmp_path, "--seed", "1")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "countdown_demo.sh: error: no arguments expected (settings are environment " \
+        "variables; see --help)"
+
+
+def test_gpu_scale_without_a_cuda_device_is_refused_before_anything_runs(tmp_path):
+    result = run_script(tmp_path, DEMO_SCALE="gpu")
+    assert result.returncode == 1
+    assert "DEMO_SCALE=gpu, but torch sees no CUDA device" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def torch_build(tmp_path, cuda: str | None) -> dict:
+    """The environment of a script run whose torch reports ``torch.version.cuda == cuda`` (None: a CPU build).
+
+    The premise is made, not assumed: the installed torch may be a CPU build (make install) or a CUDA one (the GPU
+    stacks' locks, on a machine without a GPU); either way torch sees no device here. A ``sitecustomize`` sets what
+    ``torch.version.cuda`` reports once torch is imported.
+    """
+    site = tmp_path / f"torch-cuda-{cuda}"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import importlib.machinery, sys\n"
+        "class TorchBuild:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name != 'torch.version':\n"
+        "            return None\n"
+        "        spec = importlib.machinery.PathFinder.find_spec(name, path)\n"
+        "        run = spec.loader.exec_module\n"
+        "        def exec_module(module):\n"
+        "            run(module)\n"
+        f"            module.cuda = {cuda!r}\n"
+        "        spec.loader.exec_module = exec_module\n"
+        "        return spec\n"
+        "sys.meta_path.insert(0, TorchBuild())\n"
+    )
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+
+
+def test_a_cpu_torch_on_a_gpu_box_is_named_with_the_fix(tmp_path):
+    """nvidia-smi on PATH, but torch is a CPU build (what `make install` makes): the plan says how to get GPU scale."""
+    driver = tmp_path / "driver"
+    driver.mkdir()
+    (driver / "nvidia-smi").symlink_to(REPO / "tests" / "stand_ins" / "nvidia-smi")
+    with_driver = f"{driver}{os.pathsep}{Path(sys.executable).parent}:/usr/bin:/bin"
+    without_driver = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    cpu_build, cuda_build = torch_build(tmp_path, None), torch_build(tmp_path, "12.8")
+    result = run_script(tmp_path, DRY_RUN="1", PATH=with_driver, **cpu_build)
+    assert result.returncode == 0, result.stderr
+    assert "nvidia-smi is on PATH but torch" in result.stderr and "make clean && make demo TORCH_SPEC=" in result.stderr
+    for path, build in ((without_driver, cpu_build), (with_driver, cuda_build)):
+        # no driver, or a CUDA torch that sees no device (a GPU stack's lock without a GPU): no CPU-build hint
+        result = run_script(tmp_path, DRY_RUN="1", PATH=path, **build)
+        assert result.returncode == 0, result.stderr
+        assert "torch sees no CUDA device" in result.stderr and "CPU build" not in result.stderr

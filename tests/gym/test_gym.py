@@ -1,0 +1,206 @@
+"""The gym task: reasoning-gym's datasets as rows and back, seeded splits, settings, a reward that cannot hang."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from reasoning_gym import create_dataset
+
+from swift_plugins.core.errors import DataError, SettingError
+from swift_plugins.gym import rewards
+from swift_plugins.gym.bounded import ScorePool, request
+from swift_plugins.gym.data import GYM, entry_of
+from swift_plugins.gym.entries import decode, encode
+from swift_plugins.gym.generator import dataset_names, describe, generate, parse_settings
+from swift_plugins.gym.scoring import samples_from_rows, score_samples
+from swift_plugins.tasks import task_named
+from swift_plugins.tools.evaluate import with_data_columns
+
+from ..helpers import REPO, settings
+
+
+@pytest.fixture(scope="module")
+def countdown_row():
+    return generate("countdown", size=1, seed=0)[0][0]
+
+
+def tagged(answer: str) -> str:
+    return f"<think>…</think><answer>{answer}</answer>"
+
+
+def test_every_dataset_entry_survives_the_data_file_exactly():
+    for name in dataset_names():
+        dataset = create_dataset(name, size=2, seed=5)
+        for entry in dataset:
+            metadata = decode(json.loads(json.dumps(encode(entry["metadata"]))))
+            assert metadata == entry["metadata"], name
+            rebuilt = {**entry, "metadata": metadata}
+            assert dataset.score_answer(entry["answer"], rebuilt) == dataset.score_answer(entry["answer"], entry)
+
+
+def test_arc_grids_stay_tuples_so_the_gold_answer_scores_1():
+    [row], _ = generate("arc_agi", size=1, seed=0)
+    entry = entry_of(row["question"], row["answer"], row["metadata"])
+    assert create_dataset("arc_agi").score_answer(row["answer"], entry) == 1.0
+    assert create_dataset("arc_agi").score_answer(row["answer"], json.loads(json.dumps(entry))) == 0.05
+
+
+def test_train_and_held_out_share_no_question_even_when_questions_repeat():
+    small = ["max_terms=2", "max_digits=1", "operators=('+',)", "allow_negation=False", "allow_parentheses=False"]
+    settings_ = parse_settings("basic_arithmetic", small)  # 81 questions: 1 + 1 to 9 + 9
+    train, held_out = generate("basic_arithmetic", size=60, test_size=10, seed=0, settings=settings_)
+    questions = [row["question"] for row in train]
+    assert len(set(questions)) < len(questions)  # the small space repeats: the check is needed
+    assert not set(questions) & {row["question"] for row in held_out} and len(held_out) == 10
+    assert generate("basic_arithmetic", size=60, test_size=10, seed=0, settings=settings_) == (train, held_out)
+    assert {row["gym_config"] for row in train} == {encode(settings_)}
+    with pytest.raises(DataError, match="too few distinct questions"):
+        generate("basic_arithmetic", size=400, test_size=100, seed=0, settings=settings_)
+
+
+def test_settings_are_fields_of_the_datasets_config():
+    with pytest.raises(SettingError, match="has no setting 'terms'; its settings: min_terms, max_terms"):
+        parse_settings("basic_arithmetic", ["terms=3"])
+    with pytest.raises(SettingError, match="seed is set by --seed"):
+        parse_settings("basic_arithmetic", ["seed=3"])
+    with pytest.raises(SettingError, match="max_terms must be >= min_terms"):
+        generate("basic_arithmetic", size=1, settings={"max_terms": 0})
+
+
+def test_the_registry_serves_every_dataset_by_name():
+    spec = task_named("gym:basic_arithmetic")
+    assert spec.name == "gym:basic_arithmetic" and spec.data is GYM
+    assert "external_gym" in spec.preset.args and spec.preset.smoke_data[:4] == ("swift_plugins", "gym", "generate",
+                                                                                  "basic_arithmetic")  # fmt: skip
+    with pytest.raises(SettingError, match="gym:countdwn is not a reasoning-gym dataset; closest: countdown"):
+        task_named("gym:countdwn")
+    with pytest.raises(SettingError, match="composite is not served"):
+        task_named("gym:composite")
+    assert all(describe(name) for name in dataset_names()) and len(dataset_names()) >= 100
+
+
+def test_the_hanging_power_scores_0_within_the_bound(countdown_row):
+    # reasoning-gym's own countdown scorer does not return on 9**9**9 (a C-level big-integer power)
+    with ScorePool(workers=1, timeout=0.5) as pool:
+        start = time.monotonic()
+        hung, gold = pool.score([request("countdown", "9**9**9", countdown_row),
+                                 request("countdown", countdown_row["answer"], countdown_row)])  # fmt: skip
+        assert time.monotonic() - start < 30  # the worker's start and restart (about 1 s each, more under load)
+        assert (hung.score, hung.failure) == (0.0, "timeout") and 0.5 <= hung.seconds < 1.5
+        assert (gold.score, gold.failure) == (1.0, None)  # the replaced worker scores the next one
+
+
+def test_a_scorer_that_raises_scores_0_and_the_pool_is_reused(countdown_row):
+    broken = {**countdown_row, "metadata": "{}"}  # countdown's scorer reads metadata["numbers"]
+    with ScorePool(workers=2, timeout=2.0) as pool:
+        pids = [worker.process.pid for worker in pool.workers]
+        first = pool.score([request("countdown", "1 + 2", broken)])
+        again = pool.score([request("countdown", countdown_row["answer"], countdown_row)] * 6)
+        assert [worker.process.pid for worker in pool.workers] == pids
+    assert first[0].failure is None and first[0].score == 0.01  # countdown catches its own errors: partial credit
+    assert [outcome.score for outcome in again] == [1.0] * 6
+    with ScorePool(workers=1, timeout=2.0) as pool:
+        [outcome] = pool.score([request("no_such_dataset", "1", countdown_row)])
+    assert outcome.score == 0.0 and outcome.failure.startswith("error: ValueError")
+
+
+def test_the_reward_counts_its_failures_in_one_warning(countdown_row, caplog, monkeypatch):
+    monkeypatch.setenv("GYM_SCORE_TIMEOUT", "0.5")
+    monkeypatch.setattr(rewards, "_POOL", None)
+    columns = {key: [value] * 4 for key, value in countdown_row.items()}
+    completions = [tagged("9**9**9"), tagged(countdown_row["answer"]), "no tags", None]
+    with caplog.at_level(logging.WARNING, logger=rewards.__name__):
+        scores = rewards.gym_accuracy_reward(completions, **columns)
+    rewards.shared_pool().close()
+    monkeypatch.setattr(rewards, "_POOL", None)
+    assert scores == [0.0, 1.0, 0.0, 0.0]
+    assert [record.getMessage() for record in caplog.records] == [
+        "external_gym: 1 timeout of 4 completions scored 0 (first: timeout)"
+    ]
+
+
+def test_evaluate_scores_result_rows_with_the_reward(countdown_row):
+    responses = [tagged(countdown_row["answer"]), tagged("1 + 2"), "nothing", tagged("9**9**9")]
+    rows = [(f"r:{n}", {**countdown_row, "response": text}) for n, text in enumerate(responses)]
+    report = score_samples(samples_from_rows(rows))
+    assert report["accuracy"] == 0.25 and report["by_dataset"] == {"countdown": {"samples": 4, "accuracy": 0.25}}
+    assert report["failures"] == {"partial credit": 1, "no answer": 1, "timeout": 1}
+    with pytest.raises(DataError, match="r:0: Gym data needs columns"):
+        samples_from_rows([("r:0", {"response": "x", "question": "q"})])
+
+
+def test_evaluate_puts_the_gym_columns_back_in_swift_infers_rows(tmp_path, countdown_row):
+    # swift infer writes messages and the response, not the data's other columns
+    data = tmp_path / "held.jsonl"
+    data.write_text(json.dumps(countdown_row) + "\n")
+    prompt = GYM.prepare(countdown_row, "held.jsonl:1")["messages"]
+    result = {"messages": [*prompt, {"role": "assistant", "content": "x"}], "response": tagged(countdown_row["answer"])}
+    spec = task_named("gym:countdown")
+    [sample] = samples_from_rows(with_data_columns([("r:1", result)], data, spec.result_columns))
+    assert (sample.verdict, sample.score, sample.formatted) == ("correct", 1.0, True)
+    other = {**countdown_row, "question": "another question"}
+    with pytest.raises(DataError, match="r:1: its prompt does not ask this row's question"):
+        samples_from_rows([("r:1", {**result, **other})])
+
+
+def run_cli(*argv, cwd=None):
+    return subprocess.run([sys.executable, "-m", "swift_plugins", *argv], capture_output=True, text=True,
+                          cwd=cwd or REPO, timeout=120)  # fmt: skip
+
+
+def test_the_command_line_generates_and_scores_as_the_trainer(tmp_path, countdown_row):
+    data = tmp_path / "gym.jsonl"
+    result = run_cli("gym", "generate", "countdown", "--size", "3", "--test-size", "2", "--out", str(data),
+                     "min_numbers=3", "max_numbers=3")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    assert len(rows) == 3 and len((tmp_path / "gym.test.jsonl").read_text().splitlines()) == 2
+    completions = [tagged(rows[0]["answer"]), tagged("9**9**9"), "no answer"]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"completion": c}) + "\n" for c in completions))
+    result = run_cli("gym", "score", str(data), str(tmp_path / "c.jsonl"))
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(line["row"], line["reward"]) for line in lines] == [(0, 1.0), (1, 0.0), (2, 0.0)]
+    assert lines[1]["failure"] == "timeout" and lines[1]["seconds"] >= 1.0
+    refused = run_cli("gym", "generate", "countdown", "--size", "3", "--out", str(data), "colour=red")
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "gym:countdown has no setting 'colour'" in refused.stderr
+
+
+def test_gym_list_names_every_dataset():
+    result = run_cli("gym", "list")
+    assert [line.split()[0] for line in result.stdout.splitlines()] == dataset_names()
+
+
+def test_the_gym_recipes_need_a_gym_task():
+    s = settings("gym_1gpu", TASK="gym:basic_arithmetic")
+    assert (s.task.name, s.dataset, s.layout.name) == ("gym:basic_arithmetic", "data/gym-basic_arithmetic.jsonl",
+                                                       "colocate")  # fmt: skip
+    assert settings("countdown_multinode", TASK="gym:maze", ROLE="train", ROLLOUT_HOST="h").task.name == "gym:maze"
+    with pytest.raises(SettingError, match=r"gym_3gpu needs TASK=gym:<name>, got TASK='countdown'"):
+        settings("gym_3gpu", TASK="countdown")
+    assert settings("gym_cpu_smoke", TASK="gym:maze").smoke
+
+
+@pytest.mark.stack
+def test_the_plugin_loads_gym_files_with_the_gym_preprocessor(tmp_path):
+    # GSM8K's adapter also claims files with question and answer columns: the gym registration must win
+    data = tmp_path / "gym.jsonl"
+    train, _ = generate("basic_arithmetic", size=4, seed=0)
+    data.write_text("".join(json.dumps(row) + "\n" for row in train))
+    program = (
+        "import sys, runpy\n"
+        f"sys.argv = ['swift', 'rlhf', '--dataset', {str(data)!r}]\n"
+        f"runpy.run_path({str(REPO / 'swift_plugins' / 'plugin.py')!r})\n"
+        "from swift.dataset import load_dataset\n"
+        "from swift.rewards import orms\n"
+        f"train, _ = load_dataset([{str(data)!r}], remove_unused_columns=False)\n"
+        "print(orms['external_gym'].__name__, train[0]['messages'][0]['content'].splitlines()[0], train[0]['answer'])"
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == f"GymAccuracy {train[0]['question']} {train[0]['answer']}"

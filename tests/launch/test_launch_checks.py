@@ -1,0 +1,169 @@
+"""Unit tests of swift_plugins.launch.checks and of the host checks it calls (swift_plugins.launch.host); ms-swift's
+batch arithmetic is checked against ms-swift itself in
+tests/launch/test_launchers.py::test_flags_parse_with_installed_ms_swift, in the one swift import."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from swift_plugins.core.commands import Command
+from swift_plugins.core.flags import Flags
+from swift_plugins.launch.checks import check_batches, check_host, check_plan, check_port, port_is_free
+from swift_plugins.launch.commands import Plan
+from swift_plugins.launch.host import check_gpus, swift_interpreter
+from swift_plugins.launch.settings import SettingError
+from swift_plugins.tasks import task_named
+
+from .. import helpers
+from ..doctor.test_doctor import fake_dist
+from ..helpers import REPO, STAND_INS, assert_refused, busy_port
+
+PRESET = task_named("countdown").preset
+LENGTHS = Flags(PRESET.args)
+PROMPT, COMPLETION = int(LENGTHS.value("max_length")), int(LENGTHS.value("max_completion_length"))
+GLOBAL_BATCH = 2 * int(Flags(PRESET.server_args).value("per_device_train_batch_size"))  # 2 training GPUs
+
+
+def plan(tmp_path, extra=(), **env):
+    said = helpers.console()
+    check_plan(helpers.plan("countdown_3gpu", extra, said, REPO, OUTPUT_DIR=str(tmp_path / "out"), **env), said)
+    return said.stream.getvalue()
+
+
+def test_the_recipe_defaults_pass(tmp_path):
+    assert plan(tmp_path) == ""
+
+
+@pytest.mark.parametrize(
+    "extra, env, words",
+    [
+        (["--num_generations", "7"], {},
+         f"--num_generations 7 does not divide the {PRESET.reference_completions} completions"),
+        (["--per_device_eval_batch_size", "3"], {}, "global eval batch 2 x --per_device_eval_batch_size 3"),
+        (["--generation_batch_size", "100"], {}, f"multiple of the global batch {GLOBAL_BATCH}"),
+        ([], {"VLLM_MAX_MODEL_LEN": "100"}, rf"VLLM_MAX_MODEL_LEN=100 .* \({PROMPT + COMPLETION} tokens\)"),
+        (["--max_completion_length", "4000"], {}, f"set VLLM_MAX_MODEL_LEN={PROMPT + 4000} or more"),
+        (["--generation_batch_size", str(GLOBAL_BATCH), "--steps_per_generation", "2"], {},
+         f"must equal per_device_train_batch_size x processes x steps_per_generation = {2 * GLOBAL_BATCH}"),
+        ([], {"REPORT_TO": "foo"}, "REPORT_TO=foo is not a logger"),
+        (["--report_to", "tensorboard", "foo"], {}, "--report_to foo"),
+        ([], {"MODEL": "/nonexistent"}, "MODEL=/nonexistent: no such folder"),
+        ([], {"DATASET": "/nonexistent.jsonl#100"}, "DATASET=/nonexistent.jsonl#100: no such file"),
+        (["--val_dataset", "./nope.jsonl"], {}, "--val_dataset ./nope.jsonl: no such file"),
+    ],
+)  # fmt: skip
+def test_what_would_fail_later_is_refused_now(tmp_path, extra, env, words):
+    with pytest.raises(SettingError, match=words):
+        plan(tmp_path, extra, **env)
+
+
+def test_a_missing_plugin_is_refused(tmp_path):
+    with pytest.raises(SettingError, match=f"plugin not found: {tmp_path}/swift_plugins/plugin.py"):
+        check_plan(helpers.plan(repo=tmp_path), helpers.console())
+
+
+def test_eval_batch_is_free_when_nothing_is_evaluated():
+    flags = Flags(["--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "8",
+                   "--per_device_eval_batch_size", "3", "--eval_strategy", "no"])  # fmt: skip
+    check_batches(flags, 2)
+    # no model length given: nothing to compare; two loggers transformers knows
+    trainer = Command("trainer", (), ("swift", "rlhf"), "/l")
+    flags = Flags(["--max_length", "10", "--num_generations", "1", "--report_to", "wandb", "swanlab"])
+    check_plan(Plan(helpers.settings(repo=REPO), None, trainer, flags, frozenset()), helpers.console())
+
+
+def test_local_rows_are_checked_with_the_task_rules(tmp_path):
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text('{"nums": [1, 2, 3], "target": 6, "solution": "1+2+3"}\n')
+    bad.write_text('{"nums": [1, 2], "target": 3}\n\n{"nums": [1, true], "target": 3}\n')
+    assert plan(tmp_path, DATASET=str(good)) == ""
+    with pytest.raises(SettingError, match=rf"DATASET={bad}: {bad}:3: nums must be a non-empty list of integers"):
+        plan(tmp_path, DATASET=str(bad))
+    gsm8k = tmp_path / "gsm8k.json"
+    gsm8k.write_text('[{"question": "q", "answer": "no marker"}]')
+    with pytest.raises(SettingError, match="needs columns 'nums' and 'target'"):
+        plan(tmp_path, DATASET=str(gsm8k))
+    gsm8k_plan = helpers.plan("gsm8k_1gpu", repo=REPO, OUTPUT_DIR=str(tmp_path), DATASET=str(gsm8k))
+    with pytest.raises(SettingError, match=r"gsm8k.json: row 0: .*#### N"):
+        check_plan(gsm8k_plan, helpers.console())
+
+
+def test_ports():
+    with busy_port() as port:
+        assert not port_is_free(port, reuse=False) and not port_is_free(port, reuse=True)
+        with pytest.raises(SettingError, match=f"MASTER_PORT={port} is already in use on this host"):
+            check_port("MASTER_PORT", port, True, "torchrun's rendezvous port")
+    check_port("MASTER_PORT", port, True, "torchrun's rendezvous port")
+
+
+def test_gpus_come_from_nvidia_smi(monkeypatch):
+    monkeypatch.setenv("PATH", f"{STAND_INS}:/usr/bin:/bin")
+    monkeypatch.setenv("FAKE_GPU_COUNT", "2")
+    monkeypatch.setenv("FAKE_MIG", "1")
+    check_gpus({"TRAIN_GPUS": ("0", "1"), "GPU": ("MIG-fake-1",), "ROLLOUT_GPU": ("GPU-fake-0",)})
+    with pytest.raises(SettingError, match="ROLLOUT_GPU=2 needs GPU 2 but nvidia-smi lists 2 GPU"):
+        check_gpus({"ROLLOUT_GPU": ("2",)})
+    monkeypatch.setenv("FAKE_NVIDIA_SMI_FAIL", "1")
+    with pytest.raises(SettingError, match="nvidia-smi failed: NVIDIA-SMI has failed"):
+        check_gpus({"GPU": ("0",)})
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(SettingError, match="nvidia-smi not found on PATH"):
+        check_gpus({"GPU": ("0",)})
+
+
+def test_the_cpu_layout_needs_no_gpu_and_no_deepspeed(sandbox):
+    (sandbox.bin / "nvidia-smi").unlink()  # a laptop
+    cpu = helpers.plan("countdown_cpu_smoke", repo=REPO, MASTER_PORT=sandbox.env["MASTER_PORT"])
+    said = helpers.console()
+    with sandbox.environment(FAKE_DEEPSPEED="missing"):
+        assert check_host(cpu, said) == str(sandbox.bin / "python3")
+        with busy_port() as port:
+            busy_master = helpers.plan("countdown_cpu_smoke", repo=REPO, MASTER_PORT=str(port))
+            with pytest.raises(SettingError, match=f"MASTER_PORT={port} is already in use"):
+                check_host(busy_master, helpers.console())
+    with sandbox.environment(FAKE_VLLM="missing"), pytest.raises(SettingError, match="cannot import vllm"):
+        check_host(cpu, helpers.console())
+    assert said.stream.getvalue().splitlines()[-1] == f"t.sh: vllm 0.11.0 ({sandbox.bin / 'python3'})"
+
+
+def test_swift_interpreter_is_the_python_of_swifts_environment(tmp_path, monkeypatch):
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    for name in ("swift", "python3"):
+        (venv / name).write_text("#!/bin/sh\n")
+        (venv / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(venv))
+    assert swift_interpreter() == (str(venv / "swift"), str(venv / "python3"))
+    (venv / "python3").unlink()  # e.g. ~/.local/bin/swift: the launcher's own python, proven by importing swift
+    assert swift_interpreter() == (str(venv / "swift"), sys.executable)
+    here = Path(sys.executable).parent
+    assert os.access(here / "swift", os.X_OK), "ms-swift's `swift` belongs beside this interpreter (make install)"
+    monkeypatch.setenv("PATH", str(here))  # swift in the launcher's own venv: this very interpreter
+    assert swift_interpreter() == (str(here / "swift"), sys.executable)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SettingError, match="swift not found on PATH"):
+        swift_interpreter()
+
+
+def test_a_recipe_refuses_a_broken_stack_before_starting_anything(sandbox):
+    # The stand-ins' metadata (tests/stand_ins/pylib) is the vLLM 0.11 stack; transformers 5.19.0 goes in front.
+    fake = sandbox.tmp / "fake"
+    fake_dist(fake, "transformers", "5.19.0")
+    result = sandbox.run("countdown_3gpu.sh", PYTHONPATH=f"{fake}:{STAND_INS / 'pylib'}")
+    assert_refused(result, "countdown_3gpu.sh", "vLLM 0.11.0 cannot load tokenizers under transformers 5.19.0",
+                   "pip install 'transformers==4.57.6'")  # fmt: skip
+    sandbox.assert_nothing_started()
+
+
+def test_only_what_the_recipe_uses_is_refused(sandbox):
+    fake = sandbox.tmp / "fake"
+    fake_dist(fake, "torch", "2.8.0+cpu")  # a CPU torch on a box whose nvidia-smi lists 3 GPUs
+    pythonpath = f"{fake}:{STAND_INS / 'pylib'}"
+    assert_refused(sandbox.run("countdown_1gpu.sh", PYTHONPATH=pythonpath), "countdown_1gpu.sh",
+                   "torch 2.8.0+cpu is a CPU build but this machine has 3 NVIDIA GPU(s)")  # fmt: skip
+    sandbox.assert_nothing_started()
+    cpu = helpers.plan("countdown_cpu_smoke", repo=REPO, MASTER_PORT=sandbox.env["MASTER_PORT"])
+    with sandbox.environment(PYTHONPATH=pythonpath):  # the CPU recipe runs on a CPU torch, GPUs or not
+        assert check_host(cpu, helpers.console()) == str(sandbox.bin / "python3")

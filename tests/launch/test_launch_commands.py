@@ -1,0 +1,156 @@
+"""Unit tests of core.flags, core.commands and launch.commands: argv lists, each flag once, pasteable printing."""
+
+import shlex
+
+import pytest
+
+from swift_plugins.core.commands import Command
+from swift_plugins.core.flags import Flags
+from swift_plugins.launch.commands import rollout_command, trainer_command, trainer_flags
+from swift_plugins.launch.settings import SettingError
+
+from ..helpers import NO_REPO, flag_names, plan, settings
+
+
+def test_flags_replace_in_place_and_keep_their_form():
+    flags = Flags(["--a", "1", "--list", "x", "y", "--b=2"])
+    flags.update(["--list", "z", "--a=3", "--c"])
+    assert flags.argv() == ["--a=3", "--list", "z", "--b=2", "--c"]
+    assert (flags.value("a"), flags.values("c"), flags.value("missing")) == ("3", [], None)
+    assert Flags(["--lr", "-1"]).value("lr") == "-1"
+    with pytest.raises(SettingError, match="the extra arguments: 'oops' is not a --flag"):
+        Flags(["oops", "--a"], "the extra arguments")
+
+
+@pytest.mark.parametrize(
+    "recipe, env",
+    [
+        ("countdown_3gpu", {}),
+        ("countdown_3gpu", {"SMOKE": "1"}),
+        ("countdown_1gpu", {"SMOKE": "1"}),
+        ("gsm8k_1gpu", {"SMOKE": "1", "VAL_DATASET": "none"}),
+        ("countdown_multinode", {"ROLE": "train", "ROLLOUT_HOST": "g", "SMOKE": "1"}),
+        ("countdown_cpu_smoke", {}),
+    ],
+)
+def test_every_flag_once_and_the_last_word_wins(recipe, env):
+    s = settings(recipe, **env)
+    flags = trainer_flags(s, ["--max_length", "300", "--seed=7", "--max_completion_length", "100"])
+    argv = flags.argv()
+    assert len(flag_names(argv)) == len(set(flag_names(argv)))
+    assert (flags.value("max_length"), flags.value("seed"), flags.value("max_completion_length")) == ("300", "7", "100")
+    if s.smoke:
+        assert (flags.value("max_steps"), flags.value("report_to"), flags.value("model")) == ("4", "none", s.model)
+
+
+def test_server_flag_refusals_name_the_settings_of_the_layout():
+    for recipe, env, fix in [
+        ("countdown_3gpu", {}, "set ROLLOUT_PORT / ROLLOUT_GROUP_PORT instead"),
+        ("countdown_1gpu", {}, "colocate"),
+        ("countdown_multinode", {"ROLE": "train", "ROLLOUT_HOST": "g"}, "set ROLLOUT_HOST / ROLLOUT_PORT"),
+        ("countdown_cpu_smoke", {}, r"colocate\) on the CPU"),
+    ]:
+        with pytest.raises(SettingError, match=fix) as refused:
+            trainer_flags(settings(recipe, **env), ["--vllm_server_port=1"])
+        assert recipe == "countdown_multinode" or "ROLLOUT_HOST" not in str(refused.value)
+
+
+def test_the_one_node_server_and_the_rollout_host_run_the_same_command():
+    one_node = rollout_command(settings())
+    host = rollout_command(settings("countdown_multinode", ROLE="rollout", ROLLOUT_BIND_HOST="127.0.0.1"))
+    assert Flags(one_node.argv[2:]).names() == Flags(host.argv[2:]).names()
+    assert one_node.argv == host.argv  # the same settings give the same server
+    rollout = rollout_command(settings(ROLLOUT_ARGS="--vllm_max_model_len 8192 --enforce_eager true", SMOKE="1"))
+    assert flag_names(rollout.argv).count("--vllm_max_model_len") == 1 and "--model_type" in rollout.argv
+    assert Flags(rollout.argv[2:]).value("vllm_max_model_len") == "8192"
+    # the plugin loads in the server too (vLLM's CPU build needs it: swift_plugins.integration.vllm_cpu)
+    assert Flags(one_node.argv[2:]).value("external_plugins") == str(NO_REPO / "swift_plugins" / "plugin.py")
+    assert (
+        one_node.title,
+        rollout_command(settings("countdown_multinode", ROLE="rollout", ROLLOUT_GPUS="0,1")).title,
+    ) == (
+        "rollout server on GPU 2",
+        "rollout server on GPUs 0,1",
+    )
+
+
+def test_environments_of_each_layout():
+    p = plan(no_proxy="corp", NO_PROXY="corp,other")
+    assert dict(p.trainer.env)["no_proxy"] == "corp,other,127.0.0.1,localhost" == dict(p.rollout.env)["NO_PROXY"]
+    colocate = plan("countdown_1gpu", GPU="1").trainer
+    assert dict(colocate.env) == {"CUDA_VISIBLE_DEVICES": "1", "NPROC_PER_NODE": "1", "MASTER_PORT": "29500"}
+    node = plan("countdown_multinode", ROLE="train", ROLLOUT_HOST="gen0", NNODES="2", NODE_RANK="1",
+                MASTER_ADDR="n0").trainer  # fmt: skip
+    env = dict(node.env)
+    assert (env["NNODES"], env["NODE_RANK"], env["NPROC_PER_NODE"]) == ("2", "1", "8")
+    assert {"gen0", "n0"} <= set(env["no_proxy"].split(",")) and node.log.endswith("train-node1.log")
+    assert command_environment(node)["VLLM_PORT"] is None
+    assert (p.trainer.title, colocate.title, node.title) == (
+        "trainer on GPUs 0,1, NPROC_PER_NODE=2",
+        "trainer with colocated vLLM on GPU 1",
+        "trainer node 1/2 on GPUs 0,1,2,3,4,5,6,7, NPROC_PER_NODE=8",
+    )
+
+
+def command_environment(command):
+    env = command.environment({"VLLM_PORT": "8000", "HOME": "/h"})
+    return {"VLLM_PORT": env.get("VLLM_PORT"), "HOME": env["HOME"]}
+
+
+def test_the_cpu_layout_trains_in_float32_with_vllm_colocated_and_no_gpu():
+    p = plan("countdown_cpu_smoke", MASTER_PORT="29600")
+    flags, env = p.flags, dict(p.trainer.env)
+    assert env == {"MASTER_PORT": "29600"}  # no CUDA_VISIBLE_DEVICES, no NPROC_PER_NODE: one process on the CPU
+    assert (flags.value("torch_dtype"), flags.value("fp16"), flags.value("bf16")) == ("float32", "false", "false")
+    assert (flags.value("use_vllm"), flags.value("vllm_mode"), flags.value("vllm_enforce_eager")) == (
+        "true",
+        "colocate",
+        "true",
+    )
+    assert (
+        flags.value("tuner_type") == "full" and flags.value("deepspeed") is None and flags.value("sleep_level") is None
+    )
+    assert (flags.value("dataloader_num_workers"), flags.value("dataloader_pin_memory")) == ("0", "false")
+    assert p.rollout is None and p.trainer.title == "trainer on the CPU with vLLM's CPU build colocated"
+    assert p.trainer.log == "/runs/a/train.log" and flags.value("model") == "/runs/a/smoke/model"
+    assert len(flag_names(p.trainer.argv)) == len(set(flag_names(p.trainer.argv)))
+
+
+def test_plan_origin_names_how_the_user_set_a_flag():
+    p = plan("countdown_1gpu", ["--report_to", "wandb", "--seed=3"])
+    assert p.user == frozenset({"report_to", "seed"})
+    assert p.origin("report_to", "wandb", "REPORT_TO") == "--report_to wandb"
+    assert p.origin("model", "/m", "MODEL") == "MODEL=/m"
+    assert p.origin("learning_rate", "1e-5", "") == "--learning_rate 1e-5"  # no setting: always the flag
+
+
+def test_the_rollout_host_takes_no_trainer_flags():
+    assert plan("countdown_multinode", ROLE="rollout").trainer is None
+    with pytest.raises(SettingError, match=r"ROLE=rollout takes no arguments \(extra swift rollout flags go in "):
+        plan("countdown_multinode", ["--seed", "1"], ROLE="rollout")
+
+
+def test_printed_commands_paste_back_to_the_same_argv():
+    argv = ("swift", "rlhf", "--system", "line one\nit's line two", "--dataset", "a#5", "--flag")
+    text = Command("t", (("A", "x y"),), argv, "/l").shell()
+    words = shlex.split(text.replace(" \\\n    ", " "))
+    assert words == ["env", "-u", "VLLM_PORT", "A=x y", *argv]
+    assert text.count("\\\n") == 3
+
+
+def test_eval_uses_a_local_dataset_sibling_test_file(tmp_path):
+    data = tmp_path / "train.jsonl"
+    data.write_text("")
+    assert trainer_flags(settings(DATASET=str(data)), []).value("val_dataset") is None
+    (tmp_path / "train.test.jsonl").write_text("")
+    flags = trainer_flags(settings(DATASET=str(data)), [])
+    assert (
+        flags.value("val_dataset") == str(tmp_path / "train.test.jsonl") and "split_dataset_ratio" not in flags.names()
+    )
+    assert trainer_flags(settings(VAL_DATASET="none"), []).value("eval_strategy") == "no"
+
+
+def test_trainer_command_is_the_flags_given():
+    s = settings()
+    flags = trainer_flags(s, ["--seed", "1"])
+    assert trainer_command(s, flags).argv == ("swift", "rlhf", *flags.argv())
