@@ -43,8 +43,12 @@ def _doctor(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from .tools.evaluate import evaluate
+    from .tools.evaluate import GREEDY, Sampling, evaluate
 
+    sampling = GREEDY
+    if args.samples > 1 or args.temperature:
+        temperature = 1.0 if args.temperature is None else args.temperature
+        sampling = Sampling(args.samples, temperature, args.top_k, args.seed)
     with writing(args.out):
         report = evaluate(
             args.model,
@@ -52,6 +56,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             args.out,
             task=args.task,
             backend=args.backend,
+            sampling=sampling,
             quiet=args.quiet,
             max_new_tokens=args.max_new_tokens,
             batch_size=args.batch_size,
@@ -60,6 +65,17 @@ def _evaluate(args: argparse.Namespace) -> None:
         )
     print(task_named(args.task).scoring_module().format_report(report))
     print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
+
+
+def _temperature(text: str) -> float:
+    """An argparse type: a finite temperature >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"a number >= 0, got {text!r}")
+    return value
 
 
 def _task(name: str) -> str:
@@ -118,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = commands.add_parser(
         "evaluate",
-        help="greedy swift infer on a held-out file of a task, then score",
+        help="swift infer on a held-out file of a task (greedy, or N samples a row), then score",
         epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
     )
     ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
@@ -133,6 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--backend", choices=("transformers", "vllm"), help="default: vllm where it runs (a GPU, or its CPU build)"
     )
+    ev.add_argument(
+        "--samples",
+        type=int_at_least(1),
+        default=1,
+        help="sampled answers a row (default 1: greedy); pass@1, pass@k for k up to SAMPLES, each row's solve count",
+    )
+    ev.add_argument(
+        "--temperature", type=_temperature, help="sampling temperature (default 1.0 with --samples > 1; 0: greedy)"
+    )
+    ev.add_argument("--top-k", type=int_at_least(1), help="sample from the K likeliest tokens (default: all)")
+    ev.add_argument("--seed", type=int_at_least(0), default=0, help="sampling seed (default 0)")
     ev.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
     ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
     ev.add_argument("--system", help="system prompt, as given to training (--system)")

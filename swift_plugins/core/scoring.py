@@ -8,8 +8,8 @@ breakdowns to :func:`summarise`'s figures.
 >>> samples = [S(key="q1", verdict="correct", formatted=True, truncated=False),
 ...            S(key="q1", verdict="no answer", formatted=False, truncated=True)]
 >>> report = summarise(samples)
->>> report["accuracy"], report["pass_at_k"], report["failures"]
-(0.5, {'1': 0.5, '2': 1.0}, {'no answer': 1})
+>>> report["accuracy"], report["pass_at_k"], report["solve_counts"], report["failures"]
+(0.5, {'1': 0.5, '2': 1.0}, {'1': 1}, {'no answer': 1})
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from math import comb
 from typing import Any
 
 from .errors import DataError
+from .intervals import rate_interval
 
 __all__ = [
     "CORRECT",
@@ -82,13 +83,20 @@ def is_truncated(row: dict[str, Any], response: str, tags: Iterable[str]) -> boo
 
 
 def summarise(samples: Sequence[Any], unit: str = "prompt") -> dict[str, Any]:
-    """The figures every task reports; samples are grouped by ``key`` (one ``unit``) for pass@k."""
+    """The figures every task reports; samples are grouped by ``key`` (one ``unit``) for pass@k.
+
+    pass@k is the mean over ``unit``s of each one's unbiased estimate, for every k up to the fewest samples a
+    ``unit`` has, each with its 95% interval over ``unit``s (:func:`~.intervals.rate_interval`); ``solve_counts``
+    counts the ``unit``s by how many of their samples are right.
+    """
     if not samples:
         raise DataError("no results to score")
     groups: dict[Any, list[Any]] = defaultdict(list)
     for sample in samples:
         groups[sample.key].append(sample)
     k_max = min(len(group) for group in groups.values())
+    solved = [(len(group), sum(map(is_correct, group))) for group in groups.values()]
+    passes = {k: rate_interval([pass_at_k(n, c, k) for n, c in solved]) for k in range(1, k_max + 1)}
     return {
         "samples": len(samples),
         f"{unit}s": len(groups),
@@ -96,10 +104,9 @@ def summarise(samples: Sequence[Any], unit: str = "prompt") -> dict[str, Any]:
         "accuracy": rate(samples, is_correct),
         "format_rate": rate(samples, lambda s: s.formatted),
         "truncation_rate": rate(samples, lambda s: s.truncated),
-        "pass_at_k": {
-            str(k): round(sum(pass_at_k(len(g), sum(map(is_correct, g)), k) for g in groups.values()) / len(groups), 4)
-            for k in sorted({1, k_max})
-        },
+        "pass_at_k": {str(k): value for k, (value, _) in passes.items()},
+        "pass_at_k_ci95": {str(k): interval for k, (_, interval) in passes.items()},
+        "solve_counts": {str(c): n for c, n in sorted(Counter(c for _, c in solved).items())},
         "failures": dict(Counter(s.verdict for s in samples if not is_correct(s)).most_common()),
     }
 
@@ -119,7 +126,10 @@ def summary_lines(
         f"{format_label:<28}{report['format_rate']:>8.2%}",
         f"{'truncated':<28}{report['truncation_rate']:>8.2%}",
     ]
-    lines += [f"{f'pass@{k}':<28}{value:>8.2%}" for k, value in report["pass_at_k"].items()]
+    intervals = report.get("pass_at_k_ci95", {})
+    for k, value in report["pass_at_k"].items():
+        low, high = intervals.get(k, (value, value))
+        lines.append(f"{f'pass@{k}':<28}{value:>8.2%}   [{low:.1%}, {high:.1%}]")
     return lines
 
 

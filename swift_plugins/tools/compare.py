@@ -1,87 +1,60 @@
 """Before/after tables of held-out evaluations, with 95% intervals.
 
 Each stage (base model, SFT checkpoint, GRPO checkpoint, …) is an :func:`.evaluate.evaluate`
-folder of any task: ``examples.jsonl`` holds one scored greedy answer per prompt, each with the
-``key`` of its prompt (a Countdown puzzle, a GSM8K question). Rates get Wilson score
-intervals; the change between two stages, measured on the same prompts, gets Newcombe's interval
-for a difference of *paired* proportions (method 10 of Newcombe, Statistics in Medicine 17, 1998),
-which is narrower than treating the stages as independent samples when their answers agree.
+folder of any task: ``examples.jsonl`` holds each scored answer with the ``key`` of its prompt (a Countdown
+puzzle, a GSM8K question): one greedy answer a prompt, or N sampled ones. A stage's rate is its accuracy over
+prompts (with N samples: pass@1, each prompt's share of right answers); the change between two stages is paired by
+prompt. The intervals are :mod:`swift_plugins.core.intervals`'s: Wilson and Newcombe's paired interval for greedy
+answers, t intervals over prompts for sampled ones. Stages answered differently (greedy against sampled, or with
+different numbers of samples) are refused: their rates are not the same measure.
 
->>> wilson(8, 100)
-(0.0411, 0.15)
->>> paired_difference([False] * 200, [True] * 20 + [False] * 180)  # 20 of 200 prompts newly solved
-(0.1, (0.0608, 0.1494))
+>>> from tempfile import mkdtemp
+>>> folders = {name: Path(mkdtemp()) for name in ("before", "after")}
+>>> for (name, folder), right in zip(folders.items(), ([0, 0, 1, 0], [1, 0, 1, 1])):
+...     _ = (folder / "examples.jsonl").write_text("".join(
+...         json.dumps({"key": i // 2, "verdict": "correct" if r else "wrong", "formatted": True}) + "\\n"
+...         for i, r in enumerate(right)))
+>>> table = compare(folders)
+>>> table["samples_per_prompt"], table["stages"]["after"]["accuracy"], table["changes"]["after - before"]["accuracy"]
+(2, 0.75, {'difference': 0.5, 'ci95': (0.5, 0.5)})
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Sequence
 from itertools import pairwise
-from math import sqrt
 from pathlib import Path
 from typing import Any
 
-from scipy.stats import binomtest
-
 from ..core.errors import DataError
 from ..core.files import read_rows, write_text
+from ..core.intervals import paired_change, rate_interval
 from ..core.scoring import CORRECT
 
-__all__ = ["compare", "format_markdown", "paired_difference", "wilson", "write_comparison"]
+__all__ = ["compare", "format_markdown", "write_comparison"]
 
-CONFIDENCE = 0.95
-
-
-def wilson(successes: int, trials: int) -> tuple[float, float]:
-    """The 95% Wilson score interval of ``successes / trials``, rounded to 4 places."""
-    low, high = _raw_wilson(successes, trials)
-    return round(low, 4), round(high, 4)
-
-
-def paired_difference(before: Sequence[bool], after: Sequence[bool]) -> tuple[float, tuple[float, float]]:
-    """``after`` rate minus ``before`` rate over the same items, with Newcombe's 95% paired interval."""
-    if len(before) != len(after) or not before:
-        raise ValueError("paired outcomes need two equally long, non-empty sequences")
-    n = len(before)
-    pairs = Counter(zip(map(bool, before), map(bool, after), strict=True))
-    both, only_before, only_after, neither = (pairs[key] for key in ((1, 1), (1, 0), (0, 1), (0, 0)))
-    p_before, p_after = (both + only_before) / n, (both + only_after) / n
-    low_b, high_b = _raw_wilson(both + only_before, n)
-    low_a, high_a = _raw_wilson(both + only_after, n)
-    margins = (both + only_before) * (neither + only_after) * (both + only_after) * (neither + only_before)
-    cross = both * neither - only_before * only_after
-    phi = 0.0 if margins == 0 else max(cross - n / 2, 0) / sqrt(margins) if cross > 0 else cross / sqrt(margins)
-    difference = p_after - p_before
-    low = difference - sqrt(
-        max((p_after - low_a) ** 2 - 2 * phi * (p_after - low_a) * (high_b - p_before) + (high_b - p_before) ** 2, 0)
-    )
-    high = difference + sqrt(
-        max((high_a - p_after) ** 2 - 2 * phi * (high_a - p_after) * (p_before - low_b) + (p_before - low_b) ** 2, 0)
-    )
-    return round(difference, 4), (round(low, 4), round(high, 4))
-
-
-def _raw_wilson(successes: int, trials: int) -> tuple[float, float]:
-    interval = binomtest(successes, trials).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
-    return float(interval.low), float(interval.high)
-
-
-def _outcomes(folder: Path) -> dict[str, tuple[bool, bool]]:
-    """Prompt key -> (correct, well formatted) of one evaluation folder's examples."""
+def _outcomes(folder: Path) -> dict[str, list[tuple[bool, bool]]]:
+    """Prompt key -> (correct, well formatted) of each answer to it, of one evaluation folder's examples."""
     path = folder / "examples.jsonl"
     if not path.is_file():
         raise DataError(f"{folder}: no examples.jsonl (is this an evaluate output folder?)")
-    outcomes = {}
+    outcomes: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for where, row in read_rows(path):
         if "key" not in row:
             raise DataError(f"{where}: no 'key' of its prompt (written by an older evaluate): evaluate again")
-        key = json.dumps(row["key"])
-        if key in outcomes:
-            raise DataError(f"{where}: prompt {key} answered twice; compare takes one greedy answer per prompt")
-        outcomes[key] = (row["verdict"] == CORRECT, bool(row["formatted"]))
-    return outcomes
+        outcomes[json.dumps(row["key"])].append((row["verdict"] == CORRECT, bool(row["formatted"])))
+    if not outcomes:
+        raise DataError(f"{path}: no answers (an empty evaluation): evaluate again")
+    return dict(outcomes)
+
+
+def _answers_per_prompt(name: str, outcomes: dict[str, list[tuple[bool, bool]]]) -> int:
+    counts = {len(answers) for answers in outcomes.values()}
+    if len(counts) > 1:
+        raise DataError(f"{name}: its prompts have {sorted(counts)} answers each; evaluate with one --samples value")
+    return counts.pop()
 
 
 def compare(stages: dict[str, Path]) -> dict[str, Any]:
@@ -90,25 +63,28 @@ def compare(stages: dict[str, Path]) -> dict[str, Any]:
     prompts = set.intersection(*(set(result) for result in outcomes.values()))
     if any(set(result) != prompts for result in outcomes.values()):
         raise DataError("the evaluations are not of the same prompts: evaluate every stage on one --data file")
+    per_prompt = {name: _answers_per_prompt(name, result) for name, result in outcomes.items()}
+    if len(set(per_prompt.values())) > 1:
+        made = ", ".join(f"{name} {count}" for name, count in per_prompt.items())
+        raise DataError(f"the stages answered each prompt a different number of times ({made}): compare stages "
+                        "evaluated the same way (greedy, or the same --samples)")  # fmt: skip
     order = sorted(prompts)
-    table: dict[str, Any] = {"prompts": len(order), "stages": {}, "changes": {}}
-    for name, result in outcomes.items():
-        correct = sum(result[p][0] for p in order)
-        formatted = sum(result[p][1] for p in order)
-        table["stages"][name] = {
-            "correct": correct,
-            "accuracy": round(correct / len(order), 4),
-            "accuracy_ci95": wilson(correct, len(order)),
-            "formatted": formatted,
-            "format_rate": round(formatted / len(order), 4),
-            "format_rate_ci95": wilson(formatted, len(order)),
-        }
-    for before, after in pairwise(outcomes):
+    rates = {
+        name: {metric: [sum(a[index] for a in result[p]) / len(result[p]) for p in order]
+               for metric, index in (("accuracy", 0), ("format_rate", 1))}
+        for name, result in outcomes.items()
+    }  # fmt: skip
+    samples = next(iter(per_prompt.values()))
+    table: dict[str, Any] = {"prompts": len(order), "samples_per_prompt": samples, "stages": {}, "changes": {}}
+    for name, rate in rates.items():
+        answers = [answer for p in order for answer in outcomes[name][p]]
+        row = table["stages"][name] = {"correct": sum(a[0] for a in answers), "formatted": sum(a[1] for a in answers)}
+        for metric in ("accuracy", "format_rate"):
+            row[metric], row[f"{metric}_ci95"] = rate_interval(rate[metric])
+    for before, after in pairwise(rates):
         change = table["changes"][f"{after} - {before}"] = {}
-        for metric, index in (("accuracy", 0), ("format_rate", 1)):
-            difference, interval = paired_difference(
-                [outcomes[before][p][index] for p in order], [outcomes[after][p][index] for p in order]
-            )
+        for metric in ("accuracy", "format_rate"):
+            difference, interval = paired_change(rates[before][metric], rates[after][metric])
             change[metric] = {"difference": difference, "ci95": interval}
     return table
 
@@ -123,8 +99,10 @@ def _interval(bounds: Sequence[float]) -> str:
 
 def format_markdown(table: dict[str, Any]) -> str:
     """The comparison as a Markdown table (rates in percent, 95% intervals in brackets)."""
+    samples = table.get("samples_per_prompt", 1)
+    answers = "one greedy answer each" if samples == 1 else f"{samples} sampled answers each, pass@1"
     lines = [
-        f"Held-out prompts: {table['prompts']}, one greedy answer each; 95% intervals in brackets.",
+        f"Held-out prompts: {table['prompts']}, {answers}; 95% intervals in brackets.",
         "",
         "| stage | format rate | accuracy |",
         "|---|---|---|",
@@ -132,7 +110,8 @@ def format_markdown(table: dict[str, Any]) -> str:
     for name, row in table["stages"].items():
         lines.append(
             f"| {name} | {_percent(row['format_rate'])} {_interval(row['format_rate_ci95'])} "
-            f"| {_percent(row['accuracy'])} ({row['correct']}/{table['prompts']}) {_interval(row['accuracy_ci95'])} |"
+            f"| {_percent(row['accuracy'])} ({row['correct']}/{table['prompts'] * samples}) "
+            f"{_interval(row['accuracy_ci95'])} |"
         )
     if table["changes"]:
         lines += ["", "| change (paired) | format rate | accuracy |", "|---|---|---|"]

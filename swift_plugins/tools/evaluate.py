@@ -1,4 +1,4 @@
-"""Held-out evaluation in one call: greedy ``swift infer`` on a task's data file, then the task's scoring.
+"""Held-out evaluation in one call: ``swift infer`` on a task's data file (greedy, or N samples a row), then scoring.
 
 The same command evaluates the CPU demo's checkpoints and a GPU run's, for every task of
 :mod:`swift_plugins.tasks` (Countdown puzzles, GSM8K questions): a plain model folder or hub
@@ -14,6 +14,11 @@ Before swift starts, the model (a local path must exist; ``org/name`` is a hub i
 of the data file are checked. swift runs as :mod:`.swift_infer`, so each result row carries its
 ``finish_reason`` and token count: a response that reached ``max_new_tokens`` counts as truncated.
 
+With a :class:`Sampling` of N answers a row (temperature, top-k, seed), each row is asked N times in one run and
+the report gives pass@1 (the mean over samples) and pass@k for every k <= N (the unbiased estimator), each with its
+95% interval; every result row also says how many of its row's N answers were right (``solved``). Greedy decoding,
+one answer a row, is the default.
+
 ``out_dir`` gets ``results.jsonl`` (swift's rows), ``score.json`` (the report), ``examples.jsonl``
 (one scored row per response) and, with a log, ``infer.log``, all at once: they are written in a
 temporary folder beside it that is renamed into place when everything succeeded, so a failed or
@@ -24,27 +29,34 @@ only if it is empty or holds a previous evaluation's files and nothing else.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.console import Console
-from ..core.errors import DataError, PluginError
+from ..core.errors import DataError, PluginError, SettingError
 from ..core.files import atomic_folder, read_rows, write_jsonl, write_text
 from ..core.processes import Children
+from ..core.scoring import is_correct
 from ..integration.vllm_cpu import engine_args, installed_vllm, is_cpu_build
 from ..tasks import task_named
 
 __all__ = [
+    "GREEDY",
     "OUTPUTS",
     "EvaluationError",
+    "Sampling",
     "check_data",
     "check_model",
     "default_backend",
     "evaluate",
     "infer_command",
+    "solve_counts",
     "with_data_columns",
 ]
 
@@ -55,6 +67,53 @@ STOP_GRACE_SECONDS = 10  # after Ctrl-C, how long swift gets to exit on SIGTERM 
 
 class EvaluationError(PluginError):
     """The model or the output folder cannot be used, or ``swift infer`` failed (the message says where its log is)."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How each row is answered: ``samples`` answers at ``temperature`` over the ``top_k`` likeliest tokens (None:
+    all; top-p is 1, as GRPO samples), from ``seed``; temperature 0 is greedy decoding, one answer.
+
+    >>> Sampling(samples=4).temperature, GREEDY.samples
+    (1.0, 1)
+    >>> Sampling(samples=4, temperature=0)
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.SettingError: --samples 4 at --temperature 0: greedy decoding gives one answer a row; \
+sample with a temperature above 0
+    """
+
+    samples: int = 1
+    temperature: float = 1.0
+    top_k: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise SettingError(f"--samples {self.samples}: at least 1")
+        if not (0 <= self.temperature < math.inf):
+            raise SettingError(f"--temperature {self.temperature}: a number >= 0")
+        if self.temperature == 0 and self.samples > 1:
+            raise SettingError(
+                f"--samples {self.samples} at --temperature 0: greedy decoding gives one answer a row; "
+                "sample with a temperature above 0"
+            )
+        if self.top_k is not None and self.top_k < 1:
+            raise SettingError(f"--top-k {self.top_k}: at least 1 (leave it out to sample every token)")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def swift_args(self) -> list[str]:
+        """``swift infer``'s decoding flags."""
+        if self.greedy:
+            return ["--temperature", "0"]
+        words = ["--temperature", f"{self.temperature:g}", "--top_p", "1.0", "--seed", str(self.seed)]
+        return words + (["--top_k", str(self.top_k)] if self.top_k is not None else [])
+
+
+GREEDY = Sampling(temperature=0)
 
 
 def default_backend() -> str:
@@ -143,12 +202,13 @@ def infer_command(
     result_path: str,
     *,
     backend: str,
+    sampling: Sampling = GREEDY,
     max_new_tokens: int = 256,
     batch_size: int = 64,
     system: str | None = None,
     extra: Sequence[str] = (),
 ) -> list[str]:
-    """The command of a greedy evaluation: ``swift infer``'s arguments, run by :mod:`.swift_infer`."""
+    """The command of an evaluation: ``swift infer``'s arguments, run by :mod:`.swift_infer`."""
     command = [
         sys.executable,
         "-m",
@@ -160,8 +220,7 @@ def infer_command(
         data,
         "--infer_backend",
         backend,
-        "--temperature",
-        "0",
+        *sampling.swift_args(),
         "--max_new_tokens",
         str(max_new_tokens),
         "--result_path",
@@ -201,10 +260,12 @@ def evaluate(
     *,
     task: str = "countdown",
     backend: str | None = None,
+    sampling: Sampling = GREEDY,
     quiet: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
-    """Run ``swift infer`` greedily on ``task``'s ``data`` file, score the answers and return the report.
+    """Run ``swift infer`` on ``task``'s ``data`` file (``sampling.samples`` answers a row), score the answers and
+    return the report.
 
     ``options`` go to :func:`infer_command`. swift's output goes to ``out_dir/infer.log`` if
     ``quiet``, else to the terminal; when swift fails, its log is kept beside ``out_dir``.
@@ -217,9 +278,11 @@ def evaluate(
     scoring = spec.scoring_module()
     backend = backend or default_backend()
     try:
-        with atomic_folder(out_dir) as work:
+        with atomic_folder(out_dir) as work, tempfile.TemporaryDirectory(prefix="evaluate-") as scratch:
+            asked = _repeated(data, sampling.samples, Path(scratch)) if sampling.samples > 1 else Path(data)
             results, log = work / "results.jsonl", work / "infer.log" if quiet else None
-            status = _run(infer_command(model, str(data), str(results), backend=backend, **options), log)
+            command = infer_command(model, str(asked), str(results), backend=backend, sampling=sampling, **options)
+            status = _run(command, log)
             if status != 0 or not results.is_file():
                 where = "see its output above"
                 if log is not None:
@@ -228,12 +291,37 @@ def evaluate(
                     where = f"see {kept}"
                 raise EvaluationError(f"swift infer failed with status {status} on {model} ({where})")
             final = str(out_dir / results.name)  # where the rows will be: the examples name that file
-            rows = with_data_columns(read_rows(results), data, spec.result_columns)
+            rows = with_data_columns(read_rows(results), asked, spec.result_columns)
             samples = scoring.samples_from_rows((where.replace(str(results), final, 1), row) for where, row in rows)
             report = {"model": str(model), "task": task, "data": str(data), "backend": backend}
+            if not sampling.greedy:
+                report["sampling"] = asdict(sampling)
             report.update(scoring.score_samples(samples))
+            if not sampling.greedy:  # each result row says how many of its row's answers are right
+                solved = solve_counts(samples, sampling.samples)
+                answers = [dict(row, solved=count) for (_, row), count in zip(read_rows(results), solved, strict=True)]
+                write_jsonl(answers, results)
             write_jsonl(map(scoring.sample_record, samples), work / "examples.jsonl")
             write_text(json.dumps(report, indent=2) + "\n", work / "score.json")
     except OSError as error:
         raise EvaluationError(f"--out {out_dir}: cannot write it ({error.strerror or error})") from None
     return report
+
+
+def _repeated(data: str | Path, times: int, folder: Path) -> Path:
+    """``data``'s rows, each ``times`` times in a row, as one jsonl file in ``folder``: one run asks them all."""
+    path = folder / "asked.jsonl"
+    write_jsonl((row for _, row in read_rows(data) for _ in range(times)), path)
+    return path
+
+
+def solve_counts(samples: Sequence[Any], per_row: int) -> list[int]:
+    """For each sample, how many of its row's ``per_row`` consecutive samples are correct.
+
+    >>> from types import SimpleNamespace as S
+    >>> solve_counts([S(verdict=v) for v in ("correct", "wrong", "wrong", "wrong")], 2)
+    [1, 1, 0, 0]
+    """
+    correct = [is_correct(sample) for sample in samples]
+    counts = [sum(correct[start : start + per_row]) for start in range(0, len(correct), per_row)]
+    return [count for count in counts for _ in range(per_row)]

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError
+from ..core.intervals import wilson
 from ..watch.log import LOG_NAME, find_log, is_number, read_records, read_steps, step_records
 from ..watch.rules import Verdict, judge
-from .compare import wilson
 
 # find_log, read_steps and LOG_NAME are swift_plugins.watch.log's, re-exported for plot's callers.
 __all__ = ["LOG_NAME", "PANELS", "find_log", "held_out_accuracy", "plot_run", "read_steps", "smooth"]

@@ -1,12 +1,15 @@
 """Scoring result files: every figure of the report on hand-made results with known answers."""
 
+import itertools
 import json
 import subprocess
 import sys
+from types import SimpleNamespace as S
 
 import pytest
 
-from swift_plugins.core.scoring import pass_at_k
+from swift_plugins.core.intervals import wilson
+from swift_plugins.core.scoring import pass_at_k, summarise
 from swift_plugins.countdown.data import DataError
 from swift_plugins.countdown.scoring import load_samples, score_samples
 
@@ -134,3 +137,24 @@ def test_score_command_refuses_an_empty_file(tmp_path):
         timeout=120,
     )
     assert result.returncode == 2 and "no results to score" in result.stderr
+
+
+@pytest.mark.parametrize("samples", [1, 2, 3, 5, 6])
+def test_pass_at_k_is_the_chance_that_k_of_the_samples_hold_a_right_one(samples):
+    # The unbiased estimator against exact enumeration of every k-subset, for every count of right answers.
+    for correct in range(samples + 1):
+        right = [True] * correct + [False] * (samples - correct)
+        for k in range(1, samples + 1):
+            subsets = list(itertools.combinations(right, k))
+            assert pass_at_k(samples, correct, k) == pytest.approx(sum(map(any, subsets)) / len(subsets))
+
+
+def test_the_report_gives_pass_at_every_k_with_intervals_and_the_solve_counts():
+    samples = [S(key=f"q{q}", verdict="correct" if r < q else "wrong", formatted=True, truncated=False)
+               for q in range(4) for r in range(3)]  # fmt: skip  # q0 0 of 3 right, q1 1, q2 2, q3 3
+    report = summarise(samples)
+    assert report["samples_per_prompt"] == 3 and report["solve_counts"] == {"0": 1, "1": 1, "2": 1, "3": 1}
+    assert report["pass_at_k"] == {"1": 0.5, "2": pytest.approx((0 + 2 / 3 + 1 + 1) / 4, abs=1e-4), "3": 0.75}
+    assert report["pass_at_k_ci95"]["3"] == wilson(3, 4)  # right or wrong per prompt: Wilson's interval
+    low, high = report["pass_at_k_ci95"]["1"]
+    assert 0 <= low < 0.5 < high <= 1

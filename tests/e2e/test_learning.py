@@ -8,6 +8,7 @@ vLLM's CPU build (its default where vLLM is installed), whose float32 answers mu
 """
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -148,3 +149,38 @@ def test_trl_grpo_trainer_runs_the_package_rewards_on_the_sft_checkpoint(sft_che
     assert len(logs) == 2
     assert all("rewards/countdown_accuracy_reward/mean" in entry for entry in logs)
     assert max(entry["rewards/think_answer_format_reward/mean"] for entry in logs) > 0  # completions earn reward
+
+
+def test_a_sampled_evaluation_reports_pass_at_k_as_its_answers_say(sft_checkpoint, puzzles):
+    # 4 answers to each held-out puzzle at temperature 1: pass@k from the real answers, by exact enumeration of
+    # every k of each puzzle's 4; each result row carries its puzzle's solve count; compare pairs by puzzle.
+    import itertools
+
+    out = puzzles / "eval" / "sampled"
+    _run("swift_plugins", "evaluate", str(sft_checkpoint), "--task", "countdown", "--data",
+         str(puzzles / "puzzles.test.jsonl"), "--out", str(out), "--max-new-tokens", "64", "--samples", "4",
+         "--top-k", "50", "--seed", "3", "--quiet", "--", "--model_type", "llama", "--template", "chatml",
+         "--torch_dtype", "float32")  # fmt: skip
+    report = json.loads((out / "score.json").read_text())
+    examples = [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert report["samples"] == len(examples) == len(results) == 4 * HELD_OUT and report["samples_per_puzzle"] == 4
+    by_puzzle: dict[str, list[bool]] = {}
+    for example in examples:
+        by_puzzle.setdefault(json.dumps(example["key"]), []).append(example["verdict"] == "correct")
+    assert len(by_puzzle) == HELD_OUT
+    for k in range(1, 5):
+        exact = sum(
+            sum(any(subset) for subset in itertools.combinations(right, k)) / math.comb(4, k)
+            for right in by_puzzle.values()
+        ) / HELD_OUT
+        assert report["pass_at_k"][str(k)] == pytest.approx(exact, abs=1e-4)
+        low, high = report["pass_at_k_ci95"][str(k)]
+        assert low <= report["pass_at_k"][str(k)] <= high
+    counts = [sum(right) for right in by_puzzle.values()]
+    assert report["solve_counts"] == {str(c): counts.count(c) for c in sorted(set(counts))}
+    assert [row["solved"] for row in results] == [c for c in counts for _ in range(4)]  # rows in the data's order
+    assert report["sampling"] == {"samples": 4, "temperature": 1.0, "top_k": 50, "seed": 3}
+    table = compare({"first": out, "again": out})
+    assert table["samples_per_prompt"] == 4 and table["stages"]["first"]["accuracy"] == report["pass_at_k"]["1"]
+    assert table["changes"]["again - first"]["accuracy"] == {"difference": 0.0, "ci95": (0.0, 0.0)}

@@ -2,15 +2,18 @@
 
 import json
 import random
+import statistics
+from pathlib import Path
 
 import pytest
 
 from swift_plugins.cli import main
 from swift_plugins.core.errors import DataError
 from swift_plugins.core.files import write_jsonl
+from swift_plugins.core.intervals import paired_difference, wilson
 from swift_plugins.countdown import scoring as countdown_scoring
 from swift_plugins.gsm8k import scoring as gsm8k_scoring
-from swift_plugins.tools.compare import compare, format_markdown, paired_difference, wilson
+from swift_plugins.tools.compare import compare, format_markdown
 
 
 def _paired_sample(rng, n, p_before, p_after, agreement):
@@ -92,6 +95,44 @@ def test_compare_refuses_evaluations_of_different_prompts(tmp_path):
     sft = _evaluation(tmp_path / "sft", [(False, False)] * 6)
     with pytest.raises(DataError, match="not of the same prompts"):
         compare({"base": base, "sft": sft})
+
+
+def _sampled(folder: Path, right_per_puzzle: list[int], samples: int) -> Path:
+    """An evaluation of ``samples`` answers to each puzzle, ``right_per_puzzle[n]`` of puzzle n's right."""
+    folder.mkdir(parents=True)
+    rows = [
+        countdown_scoring.Sample(f"r:{n}.{s}", (n, 1, 2), n + 3, "correct" if s < right else "wrong value", True, False)
+        for n, right in enumerate(right_per_puzzle)
+        for s in range(samples)
+    ]
+    write_jsonl(map(countdown_scoring.sample_record, rows), folder / "examples.jsonl")
+    return folder
+
+
+def test_compare_pairs_sampled_evaluations_by_puzzle(tmp_path):
+    before = _sampled(tmp_path / "before", [0, 1, 2, 0, 4, 1] * 5, 4)
+    after = _sampled(tmp_path / "after", [1, 2, 2, 1, 4, 3] * 5, 4)
+    table = compare({"before": before, "after": after})
+    assert table["samples_per_prompt"] == 4 and table["stages"]["after"]["correct"] == 13 * 5
+    assert table["stages"]["before"]["accuracy"] == round(8 / 24, 4)  # pass@1: the mean of each puzzle's share
+    change = table["changes"]["after - before"]["accuracy"]
+    differences = [d / 4 for d in (1, 1, 0, 1, 0, 2)] * 5  # per puzzle, paired
+    assert change["difference"] == round(statistics.fmean(differences), 4)
+    half = 2.045 * statistics.stdev(differences) / 30**0.5  # Student's t with 29 degrees of freedom
+    assert change["ci95"] == pytest.approx((change["difference"] - half, change["difference"] + half), abs=2e-4)
+    assert "4 sampled answers each, pass@1" in format_markdown(table)
+
+
+def test_compare_refuses_stages_answered_differently(tmp_path):
+    greedy = _sampled(tmp_path / "greedy", [0, 1] * 5, 1)
+    sampled = _sampled(tmp_path / "sampled", [0, 1] * 5, 4)
+    with pytest.raises(DataError, match=r"different number of times \(greedy 1, sampled 4\)"):
+        compare({"greedy": greedy, "sampled": sampled})
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "examples.jsonl").write_text("")
+    with pytest.raises(DataError, match="no answers"):
+        compare({"greedy": greedy, "empty": empty})
 
 
 def test_cli_writes_json_and_markdown(tmp_path, capsys):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from swift_plugins.tools.evaluate import EvaluationError, check_model
+from swift_plugins.tools.evaluate import EvaluationError, Sampling, check_model, infer_command
 
 pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
 
@@ -52,6 +52,35 @@ def test_a_missing_local_model_is_refused_in_one_line_before_swift_starts(model,
     result = evaluate(model, "--task", "countdown", "--data", countdown_jsonl, "--out", "ev", cwd=tmp_path, timeout=60)
     _one_line_error(result, f"model {model}: no such folder")
     assert not (tmp_path / "ev").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--samples", "4", "--temperature", "0"], "--samples 4 at --temperature 0: greedy decoding gives one answer"),
+        (["--samples", "0"], "argument --samples: must be >= 1, got 0"),
+        (["--samples", "2", "--temperature", "inf"], "argument --temperature: a number >= 0, got 'inf'"),
+        (["--samples", "2", "--top-k", "0"], "argument --top-k: must be >= 1, got 0"),
+    ],
+)
+def test_bad_sampling_is_refused_in_one_line_before_swift_starts(args, message, tmp_path, countdown_jsonl):
+    result = subprocess.run(
+        [sys.executable, "-m", "swift_plugins", "evaluate", "Qwen/Qwen2.5-0.5B-Instruct", "--task", "countdown",
+         "--data", str(countdown_jsonl), "--out", str(tmp_path / "out"), *args],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr and not (tmp_path / "out").exists()
+    assert message in result.stderr.strip().splitlines()[-1]  # argparse's usage, then the one error line
+
+
+def test_sampling_reaches_swift_as_its_decoding_flags():
+    greedy = infer_command("m", "d", "r", backend="vllm")
+    assert greedy[greedy.index("--temperature") : greedy.index("--max_new_tokens")] == ["--temperature", "0"]
+    command = infer_command("m", "d", "r", backend="vllm", sampling=Sampling(8, 0.7, 50, 3))
+    start = command.index("--temperature")
+    flags = dict(zip(command[start : start + 10 : 2], command[start + 1 : start + 10 : 2], strict=True))
+    assert flags == {"--temperature": "0.7", "--top_p": "1.0", "--seed": "3", "--top_k": "50",
+                     "--max_new_tokens": "256"}  # fmt: skip
 
 
 def test_a_hub_id_or_an_existing_folder_passes_the_model_check(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from swift_plugins.core.errors import DataError
-from swift_plugins.tools.compare import wilson
+from swift_plugins.core.intervals import wilson
 from swift_plugins.tools.plot import _draw_verdicts, _figure, find_log, held_out_accuracy, plot_run, read_steps, smooth
 from swift_plugins.watch import Verdict, judge
 
