@@ -1,6 +1,6 @@
 """``python -m swift_plugins``: the package's one command line.
 
-The commands every task shares (evaluate, compare, plot, watch, doctor, the demo models) and each task's own:
+The commands every task shares (evaluate, compare, select, plot, watch, doctor, the demo models) and each task's own:
 ``countdown`` (generate, audit, solve, score, sft-data), ``gsm8k`` (score), ``gym`` (list, generate, score).
 Run with ``--help`` after any command for its options.
 """
@@ -18,6 +18,7 @@ from .countdown import cli as countdown_cli
 from .doctor.report import add_arguments as add_doctor_arguments
 from .gsm8k import cli as gsm8k_cli
 from .gym import cli as gym_cli
+from .selection import cli as selection_cli
 from .tasks import task_named
 from .watch.cli import add_watch_command
 
@@ -48,7 +49,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     sampling = GREEDY
     if args.samples > 1 or args.temperature:
         temperature = 1.0 if args.temperature is None else args.temperature
-        sampling = Sampling(args.samples, temperature, args.top_k, args.seed)
+        sampling = Sampling(args.samples, temperature, args.top_k, args.seed, args.top_p)
     with writing(args.out):
         report = evaluate(
             args.model,
@@ -159,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--temperature", type=_temperature, help="sampling temperature (default 1.0 with --samples > 1; 0: greedy)"
     )
     ev.add_argument("--top-k", type=int_at_least(1), help="sample from the K likeliest tokens (default: all)")
+    ev.add_argument("--top-p", type=float, default=1.0, help="sample from the likeliest tokens holding this share")
     ev.add_argument("--seed", type=int_at_least(0), default=0, help="sampling seed (default 0)")
     ev.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
     ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
@@ -188,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate folders in order: held-out accuracy per stage beside the smoothed rewards",
     )
     plot.set_defaults(run=_plot)
+    selection_cli.add_command(commands, _task)
     add_watch_command(commands)
     for task in (countdown_cli, gsm8k_cli, gym_cli):
         task.add_command(commands)
@@ -214,6 +217,6 @@ def main(argv: list[str] | None = None) -> None:
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
     args.swift_args = argv[split + 1 :]  # evaluate passes them to swift infer
-    if args.swift_args and args.command != "evaluate":
+    if args.swift_args and args.command not in ("evaluate", "select"):
         parser.error(f"{args.command} takes no arguments after --")
     run_parsed(parser, args)

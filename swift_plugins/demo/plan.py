@@ -61,6 +61,7 @@ TRAIN_ARGS = (
 # 3 numbers of 1-10 and targets of 1-30: arithmetic a 135 M model can learn, and 2,025 distinct solvable puzzles.
 PUZZLES = ("--count", "3", "--numbers", "1-10", "--targets", "1-30")
 TRAIN_PUZZLES = 1500
+COUNTDOWN = ("swift_plugins", "countdown")  # python -m swift_plugins countdown ...: the task's commands
 COMPLETION_TOKENS = 76  # the longest worked answer is 72 tokens: every evaluation and GRPO completion
 SFT_ARGS = (
     "--split_dataset_ratio", "0", "--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "1",
@@ -250,7 +251,6 @@ class Stage:
 def stages(plan: DemoPlan) -> list[Stage]:
     """The eight stages of ``plan``, in order."""
     data, evals = plan.data, plan.output_dir / "eval"
-    countdown = "swift_plugins.countdown"
     grpo = {f"grpo-{step}": plan.output_dir / "grpo" / f"checkpoint-{step}" for step in plan.checkpoint_steps()}
     models = {"base": plan.model, "sft": plan.sft_checkpoint, **grpo}
     evaluations = {name: plan.evaluate_command(model, evals / name) for name, model in models.items()}
@@ -263,10 +263,10 @@ def stages(plan: DemoPlan) -> list[Stage]:
         Stage(f"SmolLM2-135M-Instruct -> {plan.model}",
               (plan.package("swift_plugins", "smol-model", str(plan.model), log="model.log", title="model"),)),
         Stage(f"puzzles -> {data}", (
-            plan.package(countdown, "generate", "--num", str(TRAIN_PUZZLES), "--test-size", str(plan.eval_puzzles),
+            plan.package(*COUNTDOWN, "generate", "--num", str(TRAIN_PUZZLES), "--test-size", str(plan.eval_puzzles),
                          "--seed", str(plan.seed), *PUZZLES, "--out", str(data / "puzzles.jsonl"), "--quiet",
                          log="data.log", title="puzzles"),
-            plan.package(countdown, "sft-data", str(data / "puzzles.jsonl"), "--out", str(data / "sft.jsonl"),
+            plan.package(*COUNTDOWN, "sft-data", str(data / "puzzles.jsonl"), "--out", str(data / "sft.jsonl"),
                          log="data.log", title="worked answers"))),
         Stage(f"evaluate the base model on {plan.eval_puzzles} held-out puzzles", evaluation("base"),
               scores=(evals / "base",)),

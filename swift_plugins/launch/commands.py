@@ -26,6 +26,7 @@ __all__ = [
     "TRAINER_WORDS",
     "Plan",
     "rollout_command",
+    "selection_command",
     "trainer_command",
     "trainer_flags",
 ]
@@ -44,6 +45,7 @@ class Plan:
     trainer: Command | None
     flags: Flags  # the trainer's (empty without a trainer)
     user: frozenset[str]
+    selection: Command | None = None  # SELECT_SAMPLES: run on this host before the server and the trainer
 
     def origin(self, flag: str, value: object, setting: str) -> str:
         """How the user set ``--flag value``: as that flag, or through the environment ``setting``."""
@@ -87,16 +89,43 @@ def rollout_command(settings: Settings) -> Command:
 
 
 def trainer_flags(settings: Settings, extra: Sequence[str]) -> Flags:
-    """The ``swift rlhf`` flags: the task preset, the layout, the smoke run, then the user's ``extra`` flags."""
+    """The ``swift rlhf`` flags: the task preset, the layout (a rollout host: none), the smoke run, then the user's
+    ``extra`` flags."""
     flags = Flags(["--rlhf_type", "grpo"])
     flags.update(_task_words(settings))
     flags.update(_eval_words(settings))
-    flags.update(TRAINER_WORDS[settings.layout.trainer](settings))
+    if settings.layout.trainer is not None:
+        flags.update(TRAINER_WORDS[settings.layout.trainer](settings))
     if settings.smoke:
         flags.update(_smoke_words(settings))
+    if settings.selection is not None:
+        flags.update(["--dataset", str(settings.selected)])
+    if settings.dynamic_sample:
+        flags.update(["--dynamic_sample", "true", "--max_resample_times", str(settings.dynamic_sample)])
     _check_extra(settings, extra)
     flags.update(extra)
     return flags
+
+
+def selection_command(settings: Settings, flags: Flags, python: str = "python") -> Command:
+    """``python -m swift_plugins select``: DATASET's rows the model solves sometimes, answered as the trainer
+    samples (its model, temperature, top-k, top-p, completion length, system prompt), on the GPUs vLLM serves from
+    (the trainer's, where it generates itself); the trainer's ``--dataset`` is its output."""
+    band = settings.selection
+    argv = [python, "-m", "swift_plugins", "select", flags.value("model"), "--task", settings.task.name,
+            "--candidates", settings.dataset, "--out", str(settings.selected), "--samples", str(band.samples),
+            "--band", f"{band.least}-{band.upper}",
+            "--max-new-tokens", flags.value("max_completion_length")]  # fmt: skip
+    for name in ("temperature", "top_k", "top_p", "system"):
+        if flags.value(name) is not None:
+            argv += [f"--{name.replace('_', '-')}", flags.value(name)]
+    swift = [word for name in ("model_type", "template", "vllm_max_model_len") if flags.value(name)
+             for word in (f"--{name}", flags.value(name))]  # fmt: skip
+    argv += ["--", *swift, *(EAGER if settings.layout.trainer == "cpu" else ())]
+    gpus = ",".join(settings.rollout_gpus or settings.train_gpus)
+    env = (("CUDA_VISIBLE_DEVICES", gpus),) if gpus else ()
+    return Command(f"selection of the training rows ({band.describe()})", env, tuple(argv),
+                   str(settings.output_dir / "select.log"))  # fmt: skip
 
 
 def _task_words(settings: Settings) -> list[str]:

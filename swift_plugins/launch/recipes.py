@@ -14,6 +14,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ..core.commands import Command
@@ -24,10 +25,11 @@ from ..core.flags import Flags
 from ..core.processes import Children
 from ..watch.checkpoints import newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
+from ..watch.log import latest_log, read_steps, zero_spread_share
 from .advice import advise
 from .checks import check_host, check_plan
-from .commands import ROLLOUT_LOG, Plan, rollout_command, trainer_command, trainer_flags
-from .follow import follow_trainer, serve_until_stopped, wait_for_health
+from .commands import ROLLOUT_LOG, Plan, rollout_command, selection_command, trainer_command, trainer_flags
+from .follow import follow_trainer, serve_until_stopped, show_tail, wait_for_health
 from .runs import resume_flags, write_record
 from .settings import Settings
 
@@ -43,12 +45,15 @@ def build_plan(settings: Settings, extra: Sequence[str], console: Console) -> Pl
         raise SettingError("ROLE=rollout takes no arguments (extra swift rollout flags go in ROLLOUT_ARGS)")
     user = frozenset(Flags(extra, "the extra arguments").names())
     rollout = rollout_command(settings) if settings.layout.rollout_gpus else None
-    if settings.layout.trainer is None:
-        return Plan(settings, rollout, None, Flags(), user)
     flags = trainer_flags(settings, extra)
+    # The host with the server selects (a training node finds the rows in the shared OUTPUT_DIR), else the trainer's.
+    selects = settings.selection is not None and (rollout is not None or not settings.layout.node)
+    selection = selection_command(settings, flags) if selects else None
+    if settings.layout.trainer is None:
+        return Plan(settings, rollout, None, Flags(), user, selection)
     if settings.resume:
         flags.update(resume_flags(settings, trainer_command(settings, flags), console))
-    return Plan(settings, rollout, trainer_command(settings, flags), flags, user)
+    return Plan(settings, rollout, trainer_command(settings, flags), flags, user, selection)
 
 
 def launch(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, children: Children) -> int:
@@ -66,7 +71,7 @@ def launch(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path
     check_plan(plan, console)
     if plan.trainer is not None:
         advise(plan, console)
-    commands = [command for command in (plan.rollout, plan.trainer) if command is not None]
+    commands = [command for command in (plan.selection, plan.rollout, plan.trainer) if command is not None]
     if settings.dry_run:
         console.note("DRY_RUN: nothing started; GPU, port, ms-swift, vLLM and DeepSpeed checks skipped")
         if settings.smoke:
@@ -79,6 +84,8 @@ def launch(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path
     write_record(settings.output_dir, settings.record, settings.script, commands, console)
     if settings.smoke:
         _build_smoke(settings, python, console)
+    if plan.selection is not None:
+        _select(plan, python, children)
     try:
         status = _run(plan, children)
     except WatchStopped as stop:
@@ -99,6 +106,20 @@ def _start(command: Command, children: Children):
     return children.start_process(command.argv, command.environment(os.environ), Path(command.log))
 
 
+def _select(plan: Plan, python: str, children: Children) -> None:
+    """Run the selection with swift's interpreter, unless a resumed run finds the rows it trained on."""
+    settings, console = plan.settings, children.console
+    if settings.resume and settings.selected.is_file():
+        console.note(f"RESUME=auto: training on the rows selected before, {settings.selected}")
+        return
+    command = replace(plan.selection, argv=(python, *plan.selection.argv[1:]))
+    status = _start(command, children).wait()
+    if status != 0:
+        show_tail(Path(command.log), "the selection", settings.log_tail_lines, console)
+        raise LaunchError(f"the selection of the training rows failed (status {status}); see {command.log}")
+    console.note(f"training on the selected rows: {settings.selected} ({settings.selected.name}.selection.json)")
+
+
 def _run(plan: Plan, children: Children) -> int:
     """Start the server (and wait for its health), then the trainer; return the trainer's status."""
     settings, console, lines = plan.settings, children.console, plan.settings.log_tail_lines
@@ -116,6 +137,9 @@ def _run(plan: Plan, children: Children) -> int:
         serve_until_stopped(server, Path(plan.rollout.log), lines, console)
     if settings.layout.node:  # the server of another host
         wait_for_health(settings.health_url, settings.rollout_timeout, None, Path(), lines, console)
+        if settings.selection is not None and not settings.selected.is_file():
+            raise LaunchError(f"SELECT_SAMPLES: no {settings.selected} from the rollout host, which selects before "
+                              "its server starts: share OUTPUT_DIR between the hosts (docs/recipes.md)")  # fmt: skip
     mode = settings.watch if settings.node_rank == 0 else "off"  # rank 0 writes the log
     server_log = Path(plan.rollout.log) if plan.rollout else None
     # A training node reads the rollout host's log where they share OUTPUT_DIR (docs/recipes.md); elsewhere it never
@@ -195,6 +219,11 @@ def _report_success(plan: Plan, python: str, seconds: float, console: Console) -
     settings = plan.settings
     console.note(f"training finished; outputs in {settings.output_dir}")
     checkpoint = newest_checkpoint(settings.output_dir)
+    log = latest_log(settings.output_dir)
+    alike = zero_spread_share(read_steps(log)) if log is not None and log.is_file() else None
+    if alike is not None:
+        console.note(f"groups without reward spread (no gradient): {alike[0]:.0%} of the trained groups, "
+                     f"over {alike[1]} steps")  # fmt: skip
     if settings.smoke:
         if checkpoint is None:
             raise LaunchError(

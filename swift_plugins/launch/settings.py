@@ -25,6 +25,7 @@ from ..core.errors import SettingError
 from ..core.files import held_out_path
 from ..core.settings import parse_bool, parse_gpus, positive_int, split_words
 from ..core.task import TaskSpec
+from ..selection.band import Band
 from ..tasks import task_named
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
@@ -79,6 +80,13 @@ class Settings:
     no_proxy: str = ""  # the caller's no_proxy and NO_PROXY, merged
     vllm_port: str | None = None  # an inherited VLLM_PORT: vLLM's own variable, kept from the children
     smoke_dir: Path | None = None
+    selection: Band | None = None  # SELECT_SAMPLES, SELECT_BAND: train on the rows the model solves sometimes
+    dynamic_sample: int = 0  # DYNAMIC_SAMPLE: ms-swift's resampling of groups without spread, this many tries
+
+    @property
+    def selected(self) -> Path:
+        """Where the selection writes the rows the trainer trains on (``OUTPUT_DIR``: every host of a run sees it)."""
+        return self.output_dir / "selected.jsonl"
 
     def port(self, name: str) -> int:
         """The value of the port setting ``name`` (ROLLOUT_PORT, ROLLOUT_GROUP_PORT, MASTER_PORT)."""
@@ -157,6 +165,8 @@ class Settings:
             values.update(_node(env))
         if smoke:
             values.update(_smoke(task, output_dir, recipe.shared_output, values["val_dataset"], env.get("DATASET")))
+        values["selection"] = _selection(env, str(values["dataset"]), values.get("smoke_dir"))
+        values["dynamic_sample"] = positive_int(env, "DYNAMIC_SAMPLE", 0, minimum=0)
         return cls(**values)
 
 
@@ -211,6 +221,27 @@ def _no_proxy(env: Mapping[str, str]) -> str:
     hosts = [host for host in env.get("no_proxy", "").split(",") if host]
     hosts += [host for host in env.get("NO_PROXY", "").split(",") if host and host not in hosts]
     return ",".join(hosts)
+
+
+def _selection(env: Mapping[str, str], dataset: str, smoke_dir: Path | None) -> Band | None:
+    """``SELECT_SAMPLES`` (answers a candidate row, 0: no selection) and ``SELECT_BAND`` (``LEAST-MOST`` right
+    answers a kept row has; default 1 to SELECT_SAMPLES-1), checked before anything starts."""
+    samples = positive_int(env, "SELECT_SAMPLES", 0, minimum=0)
+    if not samples:
+        if env.get("SELECT_BAND"):
+            raise SettingError("SELECT_BAND without SELECT_SAMPLES: set SELECT_SAMPLES, the answers drawn a row")
+        return None
+    local = Path(dataset).is_file() or (smoke_dir is not None and Path(dataset).is_relative_to(smoke_dir))
+    if not local:
+        raise SettingError(f"SELECT_SAMPLES needs DATASET to be a local file of candidate rows, got {dataset!r}")
+    band = env.get("SELECT_BAND") or f"1-{samples - 1}"
+    least, sep, most = band.partition("-")
+    if not (sep and least.isdigit() and most.isdigit()):
+        raise SettingError(f"SELECT_BAND={band!r}: expected LEAST-MOST right answers of SELECT_SAMPLES, such as 1-7")
+    try:
+        return Band(samples, int(least), int(most))
+    except SettingError as error:
+        raise SettingError(f"SELECT_SAMPLES={samples} SELECT_BAND={band}: {error}") from None
 
 
 def _output_dir(name: str, recipe: Recipe, env: Mapping[str, str], repo: Path, smoke: bool, resume: bool) -> Path:

@@ -72,7 +72,7 @@ class EvaluationError(PluginError):
 @dataclass(frozen=True)
 class Sampling:
     """How each row is answered: ``samples`` answers at ``temperature`` over the ``top_k`` likeliest tokens (None:
-    all; top-p is 1, as GRPO samples), from ``seed``; temperature 0 is greedy decoding, one answer.
+    all) and the ``top_p`` share of the probability, from ``seed``; temperature 0 is greedy decoding, one answer.
 
     >>> Sampling(samples=4).temperature, GREEDY.samples
     (1.0, 1)
@@ -87,6 +87,7 @@ sample with a temperature above 0
     temperature: float = 1.0
     top_k: int | None = None
     seed: int = 0
+    top_p: float = 1.0
 
     def __post_init__(self) -> None:
         if self.samples < 1:
@@ -100,6 +101,8 @@ sample with a temperature above 0
             )
         if self.top_k is not None and self.top_k < 1:
             raise SettingError(f"--top-k {self.top_k}: at least 1 (leave it out to sample every token)")
+        if not 0 < self.top_p <= 1:
+            raise SettingError(f"--top-p {self.top_p}: a share of the probability in (0, 1]")
 
     @property
     def greedy(self) -> bool:
@@ -109,7 +112,7 @@ sample with a temperature above 0
         """``swift infer``'s decoding flags."""
         if self.greedy:
             return ["--temperature", "0"]
-        words = ["--temperature", f"{self.temperature:g}", "--top_p", "1.0", "--seed", str(self.seed)]
+        words = ["--temperature", f"{self.temperature:g}", "--top_p", f"{self.top_p:g}", "--seed", str(self.seed)]
         return words + (["--top_k", str(self.top_k)] if self.top_k is not None else [])
 
 

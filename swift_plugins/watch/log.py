@@ -40,6 +40,7 @@ __all__ = [
     "read_records",
     "read_steps",
     "step_records",
+    "zero_spread_share",
 ]
 
 LOG_NAME = "logging.jsonl"
@@ -189,6 +190,18 @@ def read_steps(log: Path) -> list[dict[str, Any]]:
     """The per-step training records of a ``logging.jsonl``, each with an int ``step`` added
     (see :func:`step_records`)."""
     return step_records(read_records(log))
+
+
+def zero_spread_share(steps: Iterable[dict[str, Any]]) -> tuple[float, int] | None:
+    """The share of the trained groups whose answers were all rewarded alike (no advantage, no gradient), over the
+    steps that log it (ms-swift's ``frac_reward_zero_std``, after dynamic sampling where it is on), and their
+    number; None when no step logs it.
+
+    >>> zero_spread_share([{"frac_reward_zero_std": 0.75}, {"frac_reward_zero_std": 0.25}, {"loss": 1.0}])
+    (0.5, 2)
+    """
+    shares = [step["frac_reward_zero_std"] for step in steps if is_number(step.get("frac_reward_zero_std"))]
+    return (round(sum(shares) / len(shares), 4), len(shares)) if shares else None
 
 
 def is_grpo(steps: Iterable[dict[str, Any]]) -> bool:

@@ -180,7 +180,41 @@ def test_a_sampled_evaluation_reports_pass_at_k_as_its_answers_say(sft_checkpoin
     counts = [sum(right) for right in by_puzzle.values()]
     assert report["solve_counts"] == {str(c): counts.count(c) for c in sorted(set(counts))}
     assert [row["solved"] for row in results] == [c for c in counts for _ in range(4)]  # rows in the data's order
-    assert report["sampling"] == {"samples": 4, "temperature": 1.0, "top_k": 50, "seed": 3}
+    assert report["sampling"] == {"samples": 4, "temperature": 1.0, "top_k": 50, "seed": 3, "top_p": 1.0}
     table = compare({"first": out, "again": out})
     assert table["samples_per_prompt"] == 4 and table["stages"]["first"]["accuracy"] == report["pass_at_k"]["1"]
     assert table["changes"]["again - first"]["accuracy"] == {"difference": 0.0, "ci95": (0.0, 0.0)}
+
+
+def test_selection_is_the_same_for_a_seed_and_never_touches_the_held_out_rows(sft_checkpoint, puzzles, tmp_path):
+    candidates = tmp_path / "candidates.jsonl"
+    candidates.write_text("".join((puzzles / "puzzles.jsonl").read_text().splitlines(keepends=True)[:24]))
+    held_out = puzzles / "puzzles.test.jsonl"
+    before = held_out.read_bytes()
+    swift = ("--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32")
+    outs = []
+    for run in ("a", "b"):
+        out = tmp_path / run / "kept.jsonl"
+        out.parent.mkdir()
+        _run("swift_plugins", "select", str(sft_checkpoint), "--task", "countdown", "--candidates", str(candidates),
+             "--out", str(out), "--samples", "4", "--band", "0-3", "--top-k", "50", "--seed", "5",
+             "--held-out", str(held_out), "--max-new-tokens", "64", *swift)  # fmt: skip
+        outs.append(out)
+    assert outs[0].read_bytes() == outs[1].read_bytes()  # the same model, rows and seed: the same selection
+    assert held_out.read_bytes() == before
+    answers = [json.loads(line) for line in (outs[0].parent / "kept.jsonl.selection" / "results.jsonl").open()]
+    rows = [json.loads(line) for line in candidates.open()]
+    kept = [row for row, answer in zip(rows, answers[::4], strict=True) if answer["solved"] <= 3]
+    assert [json.loads(line) for line in outs[0].open()] == kept  # the rows the band keeps, unchanged, in order
+    report = json.loads((outs[0].parent / "kept.jsonl.selection.json").read_text())
+    assert (report["candidates"], report["kept"], report["completions"]) == (24, len(kept), 96)
+    # candidates that share a prompt with the held-out rows are refused before any answer is drawn
+    leaky = tmp_path / "leaky.jsonl"
+    leaky.write_text(candidates.read_text() + held_out.read_text().splitlines(keepends=True)[0])
+    refused = subprocess.run(
+        [sys.executable, "-m", "swift_plugins", "select", str(sft_checkpoint), "--task", "countdown",
+         "--candidates", str(leaky), "--out", str(tmp_path / "leak.jsonl"), "--held-out", str(held_out), *swift],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "candidate prompts are held-out prompts" in refused.stderr
+    assert not (tmp_path / "leak.jsonl.selection").exists()

@@ -1,5 +1,7 @@
 """Unit tests of core.flags, core.commands and launch.commands: argv lists, each flag once, pasteable printing."""
 
+import itertools
+import re
 import shlex
 
 import pytest
@@ -7,9 +9,10 @@ import pytest
 from swift_plugins.core.commands import Command
 from swift_plugins.core.flags import Flags
 from swift_plugins.launch.commands import rollout_command, trainer_command, trainer_flags
+from swift_plugins.launch.recipes import build_plan
 from swift_plugins.launch.settings import SettingError
 
-from ..helpers import NO_REPO, flag_names, plan, settings
+from ..helpers import NO_REPO, console, flag_names, plan, settings
 
 
 def test_flags_replace_in_place_and_keep_their_form():
@@ -154,3 +157,56 @@ def test_trainer_command_is_the_flags_given():
     s = settings()
     flags = trainer_flags(s, ["--seed", "1"])
     assert trainer_command(s, flags).argv == ("swift", "rlhf", *flags.argv())
+
+
+@pytest.mark.parametrize(
+    ("recipe", "env", "gpus"),
+    [
+        ("countdown_3gpu", {}, "2"),  # the rollout GPU, before the server takes it
+        ("countdown_1gpu", {"GPU": "1"}, "1"),  # the trainer's, before it starts
+        ("countdown_multinode", {"ROLE": "rollout", "ROLLOUT_GPUS": "0,1"}, "0,1"),
+        ("gym_1gpu", {"TASK": "gym:basic_arithmetic"}, "0"),
+    ],
+)
+def test_selection_runs_where_vllm_serves_and_the_trainer_trains_on_its_rows(tmp_path, recipe, env, gpus):
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"nums": [1, 2, 3], "target": 6}\n')
+    s = settings(recipe, DATASET=str(data), SELECT_SAMPLES="8", SELECT_BAND="2-6", DYNAMIC_SAMPLE="5", **env)
+    built = build_plan(s, [], console())
+    argv = built.selection.argv
+    assert argv[1:5] == ("-m", "swift_plugins", "select", s.model)
+    assert dict(built.selection.env)["CUDA_VISIBLE_DEVICES"] == gpus
+    words = dict(itertools.pairwise(argv[5:]))
+    assert (words["--candidates"], words["--out"]) == (str(data), str(s.selected))
+    assert (words["--samples"], words["--band"]) == ("8", "2-6")
+    if built.trainer is not None:  # answered as the trainer samples, and the trainer trains on the selection
+        assert (words["--temperature"], words["--top-k"], words["--max-new-tokens"]) == (
+            built.flags.value("temperature"), built.flags.value("top_k"), built.flags.value("max_completion_length"))
+        assert built.flags.value("dataset") == str(s.selected)
+        assert (built.flags.value("dynamic_sample"), built.flags.value("max_resample_times")) == ("true", "5")
+
+
+def test_a_training_node_leaves_the_selection_to_the_rollout_host(tmp_path):
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"nums": [1, 2, 3], "target": 6}\n')
+    node = plan("countdown_multinode", ROLE="train", ROLLOUT_HOST="gen0", DATASET=str(data), SELECT_SAMPLES="4")
+    assert node.selection is None and node.flags.value("dataset") == "/runs/a/selected.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SELECT_SAMPLES": "8"}, "SELECT_SAMPLES needs DATASET to be a local file of candidate rows, got 'zouxuhong/"),
+        ({"SELECT_SAMPLES": "1", "DATASET": "LOCAL"}, "SELECT_SAMPLES=1 SELECT_BAND=1-0: --samples 1: a solve rate"),
+        ({"SELECT_SAMPLES": "8", "SELECT_BAND": "7", "DATASET": "LOCAL"}, "SELECT_BAND='7': expected LEAST-MOST"),
+        ({"SELECT_SAMPLES": "8", "SELECT_BAND": "0-8", "DATASET": "LOCAL"}, "keeps every row: nothing is selected"),
+        ({"SELECT_BAND": "1-7"}, "SELECT_BAND without SELECT_SAMPLES"),
+        ({"DYNAMIC_SAMPLE": "yes"}, "DYNAMIC_SAMPLE must be a non-negative integer, got 'yes'"),
+    ],
+)
+def test_bad_selection_or_dynamic_sampling_settings_are_refused_in_one_line(tmp_path, env, message):
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"nums": [1, 2, 3], "target": 6}\n')
+    env = {key: str(data) if value == "LOCAL" else value for key, value in env.items()}
+    with pytest.raises(SettingError, match=re.escape(message)):
+        settings("countdown_3gpu", **env)

@@ -117,7 +117,7 @@ def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
         "python", "-m", "swift_plugins", "evaluate", str(checkpoint), "--task", "countdown",
         "--data", HELD_OUT, "--out", str(sandbox.out / "eval-final"), "--system", SYSTEM_PROMPT,
     ]  # fmt: skip
-    assert f"{HELD_OUT}: held-out puzzles, e.g. python -m swift_plugins.countdown generate" in result.stderr
+    assert f"{HELD_OUT}: held-out puzzles, e.g. python -m swift_plugins countdown generate" in result.stderr
 
 
 def test_3gpu_gpu_layout_from_env_and_extra_args_win(sandbox):

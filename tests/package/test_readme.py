@@ -1,4 +1,4 @@
-"""The README's evaluation steps paste as printed, into the folders the recipes really write.
+"""The README's (and docs/gpu.md's) evaluation steps paste as printed, into the folders the recipes really write.
 
 Each shell block of the README marked ``<!-- readme-test: NAME -->`` runs in bash (``set -euo pipefail``) in a
 temporary "clone" holding what a user has after a GPU run: ``output/<recipe>-<time>/v0-<time>/checkpoint-<N>``, the
@@ -18,18 +18,20 @@ from pathlib import Path
 import pytest
 
 from swift_plugins.cli import build_parser
+from swift_plugins.countdown.generator import CountdownConfig, generate
 
 from ..helpers import REPO, TESTS, flag, make_checkpoint, parse_dry_run, unknown_to_swift
 
 README = REPO / "README.md"
+USER_PATH = (README, REPO / "docs" / "gpu.md")  # the README and the GPU path in full: what a user pastes
 STAND_IN = TESTS / "stand_ins" / "python"
 GSM8K_TEST_ROWS = "data/gsm8k.test.jsonl"  # what the README's GSM8K download step writes
 MARKED_BLOCK = re.compile(r"<!-- readme-test: ([\w-]+) -->\s*\n```bash\n(.*?)```", re.S)
 
 
 def marked_block(name):
-    blocks = [code for mark, code in MARKED_BLOCK.findall(README.read_text()) if mark == name]
-    assert len(blocks) == 1, f"README.md needs exactly one ```bash block after <!-- readme-test: {name} -->"
+    blocks = [code for path in USER_PATH for mark, code in MARKED_BLOCK.findall(path.read_text()) if mark == name]
+    assert len(blocks) == 1, f"README.md and docs/gpu.md need one ```bash block after <!-- readme-test: {name} -->"
     return blocks[0]
 
 
@@ -165,7 +167,7 @@ def unmarked_commands():
     """Each command line (continuations joined, comments dropped) of the README's bash blocks that no
     ``readme-test`` block runs, with its words; assignments of a shell variable only are left out."""
     lines = []
-    for mark, block in FENCED_BASH.findall(README.read_text()):
+    for mark, block in (found for path in USER_PATH for found in FENCED_BASH.findall(path.read_text())):
         if mark:
             continue
         for line in block.replace("\\\n", " ").splitlines():
@@ -183,6 +185,12 @@ def test_every_other_readme_command_names_what_exists_and_parses(tmp_path):
     targets = re.search(r"^\.PHONY: (.*)$", makefile, re.M).group(1).split()
     run = tmp_path / "run"
     make_checkpoint(run / "v0-20260101-000000", 100)  # $RUN of the README: a run with a checkpoint
+    # The recipe lines run in a folder of their own ($PWD) holding the data the README's generate line writes.
+    here = tmp_path / "here"
+    (here / "data").mkdir(parents=True)
+    (here / "shell").symlink_to(REPO / "shell")
+    rows = generate(CountdownConfig(), count=8, seed=0)
+    (here / "data" / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     bin_dir = python_wrappers(tmp_path / "bin")
     kinds, swift_commands = set(), []
     for line, words in unmarked_commands():
@@ -197,7 +205,7 @@ def test_every_other_readme_command_names_what_exists_and_parses(tmp_path):
                 assert (REPO / requirements).is_file(), line
         elif program == "bash" and rest[0].startswith("shell/"):
             result = subprocess.run(
-                ["bash", "-c", line], cwd=REPO, capture_output=True, text=True, timeout=60,
+                ["bash", "-c", line], cwd=here, capture_output=True, text=True, timeout=60,
                 env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
                      "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1", "DRY_RUN": "1", "RUN": str(run)},
             )  # fmt: skip

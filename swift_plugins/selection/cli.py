@@ -1,0 +1,70 @@
+"""``python -m swift_plugins select MODEL --task T --candidates ROWS --out SELECTED``: difficulty-targeted rows.
+
+Prints the histogram of solve counts (the kept counts starred) and one line with how many rows were kept and what
+the selection cost; flags after ``--`` go to ``swift infer`` (e.g. ``-- --model_type llama --template chatml``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..core.cli import int_at_least, writing
+from ..tools.evaluate import Sampling
+from .band import Band
+from .select import select_rows
+
+__all__ = ["add_command", "solve_band"]
+
+
+def solve_band(text: str) -> tuple[int, int]:
+    """An argparse type: ``LEAST-MOST``, the solve counts a kept row may have.
+
+    >>> solve_band("1-7")
+    (1, 7)
+    """
+    least, sep, most = text.partition("-")
+    if not (sep and least.isdigit() and most.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected LEAST-MOST solve counts such as 1-7, got {text!r}")
+    return int(least), int(most)
+
+
+def _select(args: argparse.Namespace) -> None:
+    least, most = args.band or (1, args.samples - 1)
+    band = Band(args.samples, least, most)
+    sampling = Sampling(args.samples, args.temperature, args.top_k, args.seed, args.top_p)
+    with writing(args.out):
+        selection = select_rows(
+            args.model, args.candidates, args.out, task=args.task, band=band, sampling=sampling,
+            held_out=args.held_out, max_new_tokens=args.max_new_tokens, system=args.system, extra=args.swift_args,
+        )  # fmt: skip
+    print(selection.summary())
+    print(f"wrote {args.out} and {args.out.name}.selection.json ({args.out.name}.selection/: every answer)")
+
+
+def add_command(parent: argparse._SubParsersAction, task_type: object) -> argparse.ArgumentParser:
+    """Add ``select`` to a command line's subcommands; ``task_type`` reads ``--task``."""
+    command = parent.add_parser(
+        "select",
+        help="keep the training rows a model solves sometimes (N samples a row, a band of solve counts)",
+        epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
+    )
+    command.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
+    command.add_argument("--task", type=task_type, required=True, help="countdown, gsm8k or gym:<name>")
+    command.add_argument("--candidates", type=Path, required=True, help="the task's training rows to choose from")
+    command.add_argument("--out", type=Path, required=True, help="the kept rows (.jsonl, .json or .parquet)")
+    command.add_argument("--samples", type=int_at_least(2), default=8, help="answers a row (default 8)")
+    command.add_argument(
+        "--band", type=solve_band, help="LEAST-MOST right answers a kept row has (default 1 to SAMPLES-1)"
+    )
+    command.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    command.add_argument("--top-k", type=int_at_least(1), help="sample from the K likeliest tokens (default: all)")
+    command.add_argument("--top-p", type=float, default=1.0, help="sample from the likeliest tokens holding this share")
+    command.add_argument("--seed", type=int_at_least(0), default=0, help="sampling seed (default 0)")
+    command.add_argument(
+        "--held-out", type=Path, help="held-out rows no candidate may share (default: CANDIDATES' .test file, if any)"
+    )
+    command.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
+    command.add_argument("--system", help="system prompt, as given to training (--system)")
+    command.set_defaults(run=_select)
+    return command

@@ -1,0 +1,127 @@
+"""Select a task's training rows by how often a model solves them: N samples a row, keep the rows in a band.
+
+The candidates are evaluated with :func:`~swift_plugins.tools.evaluate.evaluate` (N sampled answers a row, in one
+``swift infer`` run); each row's solve count decides whether it is kept (:class:`~.band.Band`). The kept rows are
+written unchanged, in the candidates' order, as the task's ordinary training rows; the evaluation stays beside them
+(``OUT.selection/``: its ``results.jsonl`` holds every answer and each row's count) with ``OUT.selection.json``:
+the band, the sampling, the histogram of solve counts, how many rows were kept and what it cost. The same model,
+candidates and seed select the same rows. The held-out file is never written, and candidates that share a prompt
+with it are refused.
+
+>>> from pathlib import Path
+>>> check_paths("countdown", Path("d/train.jsonl"), Path("d/train.test.jsonl"), None)
+Traceback (most recent call last):
+...
+swift_plugins.core.errors.SettingError: --out d/train.test.jsonl is the held-out file of d/train.jsonl: the \
+selection never writes held-out rows
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import DataError, SettingError
+from ..core.files import check_output, held_out_path, read_rows, write_rows, write_text
+from ..tasks import task_named
+from ..tools.evaluate import Sampling, evaluate
+from .band import Band, histogram
+
+__all__ = ["Selection", "check_paths", "prompt_keys", "select_rows"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a selection did: its rows, its band and sampling, the solve counts, what it kept and cost."""
+
+    candidates: int
+    kept: int
+    band: str
+    sampling: dict[str, Any]
+    solve_counts: dict[str, int]
+    seconds: float  # wall time of the evaluation
+    cpu_seconds: float  # CPU time of swift infer's processes
+    completions: int
+
+    def summary(self) -> str:
+        return (
+            f"kept {self.kept} of {self.candidates} rows (solved {self.band}); {self.completions} answers in "
+            f"{self.seconds:.0f} s ({self.cpu_seconds:.0f} CPU-s, {self.completions / max(self.seconds, 1e-9):.1f} "
+            "answers/s)"
+        )
+
+
+def prompt_keys(task: str, path: str | Path) -> set[str]:
+    """The keys of the prompts of ``path``'s rows, as the task's scorer pairs answers by (a Countdown puzzle, a
+    question): the rows are scored with an empty answer, which no scorer runs."""
+    scoring = task_named(task).scoring_module()
+    rows = ((where, {**row, "response": ""}) for where, row in read_rows(path))
+    return {json.dumps(scoring.sample_record(sample)["key"]) for sample in scoring.samples_from_rows(rows)}
+
+
+def check_paths(task: str, candidates: Path, out: Path, held_out: Path | None) -> Path | None:
+    """The held-out file to keep apart (``held_out``, else the candidates' ``.test`` sibling where it exists);
+    :class:`SettingError` when ``out`` would overwrite the candidates or a held-out file, :class:`DataError` when a
+    candidate's prompt is a held-out one."""
+    sibling = held_out_path(candidates)
+    if out.resolve() == candidates.resolve():
+        raise SettingError(f"--out {out} is the candidates file: write the selection elsewhere")
+    if any(out.resolve() == protected.resolve() for protected in (sibling, held_out) if protected is not None):
+        raise SettingError(
+            f"--out {out} is the held-out file of {candidates}: the selection never writes held-out rows"
+        )
+    held_out = held_out if held_out is not None else (sibling if sibling.is_file() else None)
+    if held_out is not None:
+        shared = prompt_keys(task, candidates) & prompt_keys(task, held_out)
+        if shared:
+            raise DataError(f"{candidates}: {len(shared)} candidate prompts are held-out prompts of {held_out} "
+                            f"(first {sorted(shared)[0]}): select from training rows only")  # fmt: skip
+    return held_out
+
+
+def select_rows(
+    model: str,
+    candidates: str | Path,
+    out: str | Path,
+    *,
+    task: str,
+    band: Band,
+    sampling: Sampling,
+    held_out: str | Path | None = None,
+    **options: Any,
+) -> Selection:
+    """Evaluate ``model`` on ``candidates`` with ``sampling`` (``band.samples`` answers a row) and write the rows
+    ``band`` keeps to ``out``; ``options`` go to :func:`~swift_plugins.tools.evaluate.evaluate`."""
+    candidates, out = Path(candidates), check_output(out)
+    if sampling.samples != band.samples or sampling.greedy:
+        raise SettingError(f"the band counts {band.samples} sampled answers a row, the sampling draws "
+                           f"{sampling.samples}{' greedily' if sampling.greedy else ''}")  # fmt: skip
+    check_paths(task, candidates, out, Path(held_out) if held_out is not None else None)
+    rows = [row for _, row in read_rows(candidates)]
+    evaluation = out.with_name(f"{out.name}.selection")
+    started, before = time.monotonic(), _children_cpu()
+    report = evaluate(model, candidates, evaluation, task=task, sampling=sampling, quiet=True, **options)
+    seconds, cpu = time.monotonic() - started, _children_cpu() - before
+    answers = [row["solved"] for _, row in read_rows(evaluation / "results.jsonl")]
+    solved = answers[:: band.samples]
+    if len(solved) != len(rows):
+        raise DataError(f"{evaluation}: {len(answers)} answers for {len(rows)} rows of {band.samples} samples each")
+    kept = [row for row, count in zip(rows, solved, strict=True) if band.keeps(count)]
+    print(histogram(solved, band))
+    if not kept:
+        raise DataError(f"no row of {candidates} was solved {band.describe()} times ({report['solve_counts']}): "
+                        "widen the band, raise --samples or --temperature, or give other candidates")  # fmt: skip
+    write_rows(kept, out)
+    selection = Selection(len(rows), len(kept), band.describe(), asdict(sampling), report["solve_counts"],
+                          round(seconds, 1), round(cpu, 1), len(answers))  # fmt: skip
+    write_text(json.dumps(asdict(selection), indent=2) + "\n", out.with_name(f"{out.name}.selection.json"))
+    return selection
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
