@@ -97,11 +97,13 @@ NCCL_STAND_IN = STAND_INS / "nccl"  # sitecustomize.py: NCCL's part of the weigh
 TIE = 1e-3  # log-probabilities this close are a tie that float noise may break either way
 
 
-def run_cpu_smoke(out: Path, *extra: str) -> subprocess.CompletedProcess:
+def run_cpu_smoke(out: Path, *extra: str, **settings: str) -> subprocess.CompletedProcess:
     """The CPU smoke recipe into ``out`` with the package's plugin and the probe plugin (tests/plugins/sync_probe.py,
-    recording into ``out/sync_probe.jsonl``) loaded, ``extra`` swift rlhf flags after them; swift is this venv's."""
+    recording into ``out/sync_probe.jsonl``) loaded, ``extra`` swift rlhf flags after them, ``settings`` in its
+    environment; swift is this venv's."""
     env = {
         **os.environ,
+        **settings,
         "OUTPUT_DIR": str(out),
         "MASTER_PORT": str(free_port()),
         "SYNC_PROBE_OUT": str(out / "sync_probe.jsonl"),

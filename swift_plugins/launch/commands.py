@@ -119,7 +119,7 @@ def selection_command(settings: Settings, flags: Flags, python: str = "python") 
     for name in ("temperature", "top_k", "top_p", "system"):
         if flags.value(name) is not None:
             argv += [f"--{name.replace('_', '-')}", flags.value(name)]
-    swift = [word for name in ("model_type", "template", "vllm_max_model_len") if flags.value(name)
+    swift = [word for name in ("model_type", "template", "torch_dtype", "vllm_max_model_len") if flags.value(name)
              for word in (f"--{name}", flags.value(name))]  # fmt: skip
     argv += ["--", *swift, *(EAGER if settings.layout.trainer == "cpu" else ())]
     gpus = ",".join(settings.rollout_gpus or settings.train_gpus)

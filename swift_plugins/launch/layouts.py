@@ -148,4 +148,6 @@ def recipe_named(name: str) -> Recipe:
         layout = SUFFIXES.get(kind, "cpu")
         return Recipe(None, (layout,), smoke=layout == "cpu", family=family)
     known = [*RECIPES, *(f"{task}_{suffix}" for task in NAMES for suffix in SUFFIXES)]
-    raise SettingError(f"{name}: no such recipe; the recipes are {', '.join(known)}")
+    families = [f"{family}_{kind}" for family in FAMILIES for kind in (*SUFFIXES, "cpu_smoke")]
+    raise SettingError(f"{name}: no such recipe; the recipes are {', '.join(known)}, and {', '.join(families)} with "
+                       "TASK=gym:<name>")  # fmt: skip

@@ -36,7 +36,8 @@ def _select(args: argparse.Namespace) -> None:
     with writing(args.out):
         selection = select_rows(
             args.model, args.candidates, args.out, task=args.task, band=band, sampling=sampling,
-            held_out=args.held_out, max_new_tokens=args.max_new_tokens, system=args.system, extra=args.swift_args,
+            held_out=args.held_out, limit=args.limit, max_new_tokens=args.max_new_tokens, system=args.system,
+            extra=args.swift_args,
         )  # fmt: skip
     print(selection.summary())
     print(f"wrote {args.out} and {args.out.name}.selection.json ({args.out.name}.selection/: every answer)")
@@ -53,6 +54,7 @@ def add_command(parent: argparse._SubParsersAction, task_type: object) -> argpar
     command.add_argument("--task", type=task_type, required=True, help="countdown, gsm8k or gym:<name>")
     command.add_argument("--candidates", type=Path, required=True, help="the task's training rows to choose from")
     command.add_argument("--out", type=Path, required=True, help="the kept rows (.jsonl, .json or .parquet)")
+    command.add_argument("--limit", type=int_at_least(1), help="ask about the first LIMIT candidate rows only")
     command.add_argument("--samples", type=int_at_least(2), default=8, help="answers a row (default 8)")
     command.add_argument(
         "--band", type=solve_band, help="LEAST-MOST right answers a kept row has (default 1 to SAMPLES-1)"

@@ -18,8 +18,10 @@ selection never writes held-out rows
 
 from __future__ import annotations
 
+import itertools
 import json
 import resource
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -92,19 +94,25 @@ def select_rows(
     band: Band,
     sampling: Sampling,
     held_out: str | Path | None = None,
+    limit: int | None = None,
     **options: Any,
 ) -> Selection:
-    """Evaluate ``model`` on ``candidates`` with ``sampling`` (``band.samples`` answers a row) and write the rows
-    ``band`` keeps to ``out``; ``options`` go to :func:`~swift_plugins.tools.evaluate.evaluate`."""
+    """Evaluate ``model`` on ``candidates`` (their first ``limit`` rows, if given) with ``sampling`` (``band.samples``
+    answers a row) and write the rows ``band`` keeps to ``out``; ``options`` go to
+    :func:`~swift_plugins.tools.evaluate.evaluate`."""
     candidates, out = Path(candidates), check_output(out)
     if sampling.samples != band.samples or sampling.greedy:
         raise SettingError(f"the band counts {band.samples} sampled answers a row, the sampling draws "
                            f"{sampling.samples}{' greedily' if sampling.greedy else ''}")  # fmt: skip
     check_paths(task, candidates, out, Path(held_out) if held_out is not None else None)
-    rows = [row for _, row in read_rows(candidates)]
+    rows = [row for _, row in itertools.islice(read_rows(candidates), limit)]
     evaluation = out.with_name(f"{out.name}.selection")
     started, before = time.monotonic(), _children_cpu()
-    report = evaluate(model, candidates, evaluation, task=task, sampling=sampling, quiet=True, **options)
+    with tempfile.TemporaryDirectory(prefix="select-") as scratch:
+        asked = candidates if limit is None else Path(scratch) / "candidates.jsonl"
+        if limit is not None:
+            write_rows(rows, asked)
+        report = evaluate(model, asked, evaluation, task=task, sampling=sampling, quiet=True, **options)
     seconds, cpu = time.monotonic() - started, _children_cpu() - before
     answers = [row["solved"] for _, row in read_rows(evaluation / "results.jsonl")]
     solved = answers[:: band.samples]

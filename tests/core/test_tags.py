@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swift_plugins.core import tags
 from swift_plugins.core.tags import (
     answer_tag_reward,
     answer_tag_strict_reward,
@@ -15,18 +14,6 @@ from swift_plugins.core.tags import (
     is_two_block,
     last_answer,
 )
-
-
-def test_exported_names():
-    assert sorted(tags.__all__) == [
-        "answer_tag_reward",
-        "answer_tag_strict_reward",
-        "completion_text",
-        "is_single_block",
-        "is_two_block",
-        "last_answer",
-    ]
-    assert all(callable(getattr(tags, name)) for name in tags.__all__)
 
 
 @pytest.mark.parametrize(

@@ -32,12 +32,14 @@ STEPS = 3
 
 @pytest.fixture(scope="module")
 def smoke_run(repo, tmp_path_factory):
-    """The CPU smoke recipe for 3 steps at lr 1e-2 with the probe plugin, a checkpoint each step, one evaluation."""
+    """The CPU smoke recipe for 3 steps at lr 1e-2 with the probe plugin, a checkpoint each step, one evaluation; its
+    rows selected first (2 answers each; the random model solves none, so the band 0-1 keeps them all) and ms-swift's
+    dynamic sampling on."""
     out = tmp_path_factory.mktemp("cpu_smoke")
     result = run_cpu_smoke(
         out, "--reward_funcs", "external_countdown", "think_answer_format", "countdown_probe", "distinct_characters",
         "--max_completion_length", "24", "--learning_rate", "1e-2", "--max_steps", str(STEPS), "--save_steps", "1",
-        "--eval_steps", str(STEPS),
+        "--eval_steps", str(STEPS), SELECT_SAMPLES="2", SELECT_BAND="0-1", DYNAMIC_SAMPLE="1",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     checkpoint = newest_checkpoint(out)
@@ -47,6 +49,18 @@ def smoke_run(repo, tmp_path_factory):
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_the_run_trains_on_the_selected_rows_with_dynamic_sampling(smoke_run):
+    out, args = smoke_run["out"], json.loads((smoke_run["run"] / "args.json").read_text())
+    selection = json.loads((out / "selected.jsonl.selection.json").read_text())
+    candidates = len((out / "smoke" / "data" / "train.jsonl").read_text().splitlines())
+    assert (selection["candidates"], selection["kept"]) == (candidates, candidates)
+    assert selection["completions"] == 2 * candidates
+    assert len((out / "selected.jsonl").read_text().splitlines()) == candidates
+    assert args["dataset"] == [str(out / "selected.jsonl")]
+    assert (args["dynamic_sample"], args["max_resample_times"]) == (True, 1)
+    assert "groups without reward spread (no gradient): " in smoke_run["stderr"]
 
 
 def test_the_run_trains_with_vllm_colocated_and_says_what_it_showed(smoke_run):

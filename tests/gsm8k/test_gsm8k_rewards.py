@@ -4,7 +4,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swift_plugins.gsm8k import rewards
 from swift_plugins.gsm8k.rewards import (
     Verdict,
     gsm8k_accuracy_reward,
@@ -20,15 +19,6 @@ REASONING = (
 
 def answer(text: str) -> str:
     return f"{REASONING}<answer>{text}</answer>"
-
-
-def test_exported_names():
-    assert sorted(rewards.__all__) == [
-        "Verdict",
-        "gsm8k_accuracy_reward",
-        "judge",
-        "reasoning_answer_format_reward",
-    ]
 
 
 # (name, completion, final_answer): each scores 1.0
