@@ -22,7 +22,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from ..core.errors import DataError
 __all__ = [
     "GRPO_KEYS",
     "LOG_NAME",
+    "GrowingFile",
     "LogTail",
     "find_log",
     "is_grpo",
@@ -218,6 +219,76 @@ def is_grpo(steps: Iterable[dict[str, Any]]) -> bool:
     )
 
 
+class GrowingFile:
+    """A file still being written, read from where the last read ended, a block of whole lines at a time.
+
+    A half-written last line waits for the next read (unless the reader says it is ``complete``, or the read is
+    ``final``); a file replaced by another (a new inode) or cut short is read from its start, ``on_restart`` called
+    first; with ``skip_existing`` what the file held when this reader was made is never read. A missing file reads as
+    nothing; another failure to read it is a :class:`DataError`.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "server.log"
+    >>> _ = path.write_text("old\\n")
+    >>> growing = GrowingFile(path, skip_existing=True)
+    >>> with path.open("a") as file:
+    ...     _ = file.write("new\\nhalf")
+    >>> [line for block in growing.blocks() for line in block]
+    [b'new']
+    """
+
+    CHUNK = 1 << 20  # bytes read at a time
+
+    def __init__(
+        self, path: Path, skip_existing: bool = False, on_restart: Callable[[], object] | None = None
+    ) -> None:
+        self.path, self.on_restart = Path(path), on_restart
+        self.offset, self.inode = 0, None  # offset: where the next unread line starts
+        if skip_existing:
+            try:
+                found = self.path.stat()
+                self.inode, self.offset = found.st_ino, found.st_size
+            except OSError:
+                pass
+
+    def blocks(
+        self, final: bool = False, complete: Callable[[bytes], bool] | None = None
+    ) -> Iterator[list[bytes]]:
+        """The lines written since the last read (without their newlines), a block at a time; a last line without
+        its newline too where ``final`` or ``complete(line)``."""
+        parts: list[bytes] = []  # the line being read, across blocks
+        try:
+            with self.path.open("rb") as file:
+                found = os.fstat(file.fileno())
+                if self.inode not in (None, found.st_ino) or found.st_size < self.offset:  # a new file, or cut short
+                    self.offset = 0
+                    if self.on_restart is not None:
+                        self.on_restart()
+                self.inode = found.st_ino
+                file.seek(self.offset)
+                while block := file.read(self.CHUNK):
+                    head, newline, rest = block.rpartition(b"\n")
+                    if not newline:
+                        parts.append(block)
+                        continue
+                    data = b"".join([*parts, head])
+                    parts = [rest]
+                    self.offset += len(data) + 1
+                    yield data.split(b"\n")
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise DataError(f"{self.path}: cannot read it ({error.strerror or error})") from None
+        last = b"".join(parts)
+        if last.strip() and (final or (complete is not None and complete(last))):
+            self.offset += len(last)  # complete but for its newline
+            yield [last]
+
+    def give_back(self, lines: list[bytes]) -> None:
+        """Leave ``lines``, the last ones read (each had its newline), for the next read."""
+        self.offset -= sum(len(line) + 1 for line in lines)
+
+
 class LogTail:
     """The step records of a ``logging.jsonl`` that is still being written, a call at a time.
 
@@ -246,7 +317,7 @@ class LogTail:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.offset = 0  # bytes of the file read and consumed: the start of the next line
+        self.file = GrowingFile(self.path, on_restart=self._restart)
         self.steps = 0  # step records returned so far (numbers the steps of lines without a step)
         self.finished = False
         self.objects = self.others = 0  # complete lines read that are a JSON object, and that are not
@@ -267,29 +338,12 @@ class LogTail:
 
     def chunks(self, final: bool = False) -> Iterator[list[dict[str, Any]]]:
         """:meth:`read`, a block of the file at a time: the step records of each block's complete lines."""
-        try:
-            with self.path.open("rb") as file:
-                if os.fstat(file.fileno()).st_size < self.offset:  # replaced by a new, shorter file: start over
-                    self.offset, self.steps, self.finished, self.objects, self.others = 0, 0, False, 0, 0
-                file.seek(self.offset)
-                parts: list[bytes] = []  # the line being read, across blocks
-                while block := file.read(self.CHUNK):
-                    head, newline, rest = block.rpartition(b"\n")
-                    if not newline:
-                        parts.append(block)
-                        continue
-                    data = b"".join([*parts, head])
-                    parts = [rest]
-                    self.offset += len(data) + 1
-                    yield self._steps(data.split(b"\n"))
-        except FileNotFoundError:
-            return
-        except OSError as error:
-            raise DataError(f"{self.path}: cannot read it ({error.strerror or error})") from None
-        last = b"".join(parts)
-        if last.strip() and (final or _is_json(last)):
-            self.offset += len(last)  # complete but for its newline
-            yield self._steps([last])
+        for lines in self.file.blocks(final, complete=_is_json):
+            yield self._steps(lines)
+
+    def _restart(self) -> None:
+        """The file was replaced by a new one: its steps are counted afresh."""
+        self.steps, self.finished, self.objects, self.others = 0, False, 0, 0
 
     def _steps(self, lines: list[bytes]) -> list[dict[str, Any]]:
         records = []

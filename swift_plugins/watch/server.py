@@ -22,9 +22,11 @@ those tracebacks, so that the watch's ``stale-server`` rule stops the run at the
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
+
+from ..core.errors import DataError
+from .log import GrowingFile
 
 __all__ = ["WEIGHT_METHODS", "ServerLogReader", "failed_loads"]
 
@@ -85,28 +87,17 @@ class ServerLogReader:
     """
 
     def __init__(self, path) -> None:
-        self.path = path
-        try:
-            found = os.stat(path)
-            self._file, self._offset = found.st_ino, found.st_size  # bytes judged: where the next line starts
-        except OSError:
-            self._file, self._offset = None, 0
+        self.file = GrowingFile(path, skip_existing=True)
 
     def read(self) -> list[str]:
         try:
-            with open(self.path, "rb") as file:
-                found = os.fstat(file.fileno())
-                if found.st_ino != self._file or found.st_size < self._offset:  # a new log, or one cut short
-                    self._file, self._offset = found.st_ino, 0
-                file.seek(self._offset)
-                data = file.read()
-        except OSError:
+            lines = [line for block in self.file.blocks() for line in block]
+        except DataError:  # a log that cannot be read says nothing of the weights
             return []
-        lines = data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
-        texts = [line.decode("utf-8", errors="replace").rstrip("\n") for line in lines]
+        texts = [line.decode("utf-8", errors="replace") for line in lines]
         last = max((i for i, text in enumerate(texts) if FAILED in text), default=None)
         judged = last if last is not None and _open(texts[last:]) else len(lines)
-        self._offset += sum(map(len, lines[:judged]))
+        self.file.give_back(lines[judged:])  # a traceback still being written: read again next time
         return failed_loads(texts[:judged])
 
 

@@ -130,10 +130,10 @@ def test_a_file_that_is_not_a_logging_jsonl_is_told_so(tmp_path, content):
 @pytest.mark.parametrize("log", [H100, CPU_DEMO], ids=["h100", "cpu-demo"])
 def test_a_log_read_a_block_at_a_time_gives_the_same_steps(log):
     tail = LogTail(log)
-    tail.CHUNK = 97  # blocks that end anywhere in a line
+    tail.file.CHUNK = 97  # blocks that end anywhere in a line
     chunks = list(tail.chunks())
     assert len(chunks) > 10 and [record for chunk in chunks for record in chunk] == read_steps(log)
-    assert tail.finished and tail.offset == log.stat().st_size
+    assert tail.finished and tail.file.offset == log.stat().st_size
 
 
 def test_the_watch_reads_a_long_line_split_over_many_blocks(tmp_path):
@@ -141,7 +141,7 @@ def test_the_watch_reads_a_long_line_split_over_many_blocks(tmp_path):
     records[3]["padding"] = "x" * 5000  # a line longer than many blocks
     log = write(tmp_path / "logging.jsonl", records)
     tail = LogTail(log)
-    tail.CHUNK = 64
+    tail.file.CHUNK = 64
     steps = tail.read()
     assert [record["step"] for record in steps] == list(range(1, 151)) and steps == read_steps(log)
     assert steps[3]["padding"] == "x" * 5000
