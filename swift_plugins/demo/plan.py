@@ -89,6 +89,8 @@ class Scale:
     eval_batch: int  # transformers evaluation batch
     grpo_args: tuple[str, ...]
     vllm_args: tuple[str, ...]  # GRPO's flags when vLLM generates
+    select_samples: int = 0  # before GRPO, answers to each candidate puzzle (0: GRPO on every training puzzle)
+    select_limit: int = 0  # the candidates: the first this many training puzzles
 
 
 SCALES = {
@@ -125,6 +127,7 @@ class DemoPlan:
     dry_run: bool = False
     watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
+    select_samples: int = 0  # SELECT_SAMPLES: GRPO on the puzzles the SFT model solves sometimes (0: on all)
     python: str = sys.executable
 
     @classmethod
@@ -149,6 +152,7 @@ class DemoPlan:
             dry_run=parse_bool("DRY_RUN", env.get("DRY_RUN", "")),
             watch=watch_mode(env),
             thresholds=watch_thresholds(env),
+            select_samples=_select_samples(env, scale),
         )
 
     @classmethod
@@ -171,6 +175,11 @@ class DemoPlan:
     @property
     def held_out(self) -> Path:
         return held_out_path(self.data / "puzzles.jsonl")
+
+    @property
+    def selected(self) -> Path:
+        """The GRPO stage's puzzles: the selected ones, or every training puzzle."""
+        return self.data / ("selected.jsonl" if self.select_samples else "puzzles.jsonl")
 
     @property
     def sft_checkpoint(self) -> Path:
@@ -205,6 +214,26 @@ class DemoPlan:
         return int(flags.value("per_device_train_batch_size") or 1) * int(flags.value("gradient_accumulation_steps"))
 
 
+def _select_samples(env: Mapping[str, str], scale: Scale) -> int:
+    """``SELECT_SAMPLES``: answers to each candidate puzzle before GRPO (0: no selection; else at least 2)."""
+    samples = positive_int(env, "SELECT_SAMPLES", scale.select_samples, minimum=0)
+    if samples == 1:
+        raise SettingError("SELECT_SAMPLES=1: a solve rate needs at least 2 answers a puzzle (0: no selection)")
+    return samples
+
+
+def select_command(plan: DemoPlan) -> Command:
+    """The selection: the first ``select_limit`` training puzzles, each answered ``select_samples`` times by the SFT
+    checkpoint as GRPO samples (temperature 1, the 50 likeliest tokens); those it solves sometimes are GRPO's."""
+    return plan.package(
+        "swift_plugins", "select", str(plan.sft_checkpoint), "--task", "countdown",
+        "--candidates", str(plan.data / "puzzles.jsonl"), "--limit", str(plan.scale.select_limit or TRAIN_PUZZLES),
+        "--out", str(plan.selected), "--samples", str(plan.select_samples), "--top-k", "50", "--seed", str(plan.seed),
+        "--held-out", str(plan.held_out), "--max-new-tokens", str(COMPLETION_TOKENS), "--", *MODEL_ARGS,
+        log="select.log", title="selection",
+    )  # fmt: skip
+
+
 def choose_scale(requested: str, cuda_device: str | None) -> tuple[Scale, str]:
     """The scale ``DEMO_SCALE=requested`` means on hardware with ``cuda_device`` (or none), and why.
 
@@ -223,12 +252,12 @@ def choose_scale(requested: str, cuda_device: str | None) -> tuple[Scale, str]:
 
 
 def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence[str] = ()) -> Command:
-    """Stage 6: GRPO from the SFT checkpoint; ``extra`` flags replace the plan's (benchmarks try other settings)."""
+    """GRPO from the SFT checkpoint; ``extra`` flags replace the plan's (benchmarks try other settings)."""
     output_dir = output_dir or plan.output_dir / "grpo"
     generation = ["--use_vllm", "true", "--vllm_mode", "colocate", *plan.scale.vllm_args] if plan.vllm else []
     flags = Flags(["--rlhf_type", "grpo", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.sft_checkpoint),
                    "--external_plugins", str(plan.repo / "swift_plugins" / "plugin.py"),
-                   "--dataset", str(plan.data / "puzzles.jsonl"), *GRPO_ARGS, *plan.scale.grpo_args,
+                   "--dataset", str(plan.selected), *GRPO_ARGS, *plan.scale.grpo_args,
                    "--use_vllm", "false", *generation, "--max_steps", str(plan.grpo_steps),
                    "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
     flags.update(extra)
@@ -246,10 +275,11 @@ class Stage:
     checkpoint: Path | None = None
     scores: tuple[Path, ...] = ()  # evaluate folders whose accuracy is shown once the stage ends
     watched: Path | None = None  # the GRPO output folder whose logging.jsonl the watch judges while the stage runs
+    selection: Path | None = None  # the report of the selection the stage makes, summarised once it ends
 
 
 def stages(plan: DemoPlan) -> list[Stage]:
-    """The eight stages of ``plan``, in order."""
+    """The stages of ``plan``, in order: eight, and the selection before GRPO where ``select_samples`` is set."""
     data, evals = plan.data, plan.output_dir / "eval"
     grpo = {f"grpo-{step}": plan.output_dir / "grpo" / f"checkpoint-{step}" for step in plan.checkpoint_steps()}
     models = {"base": plan.model, "sft": plan.sft_checkpoint, **grpo}
@@ -259,6 +289,11 @@ def stages(plan: DemoPlan) -> list[Stage]:
     def evaluation(*names: str) -> tuple[Command, ...]:
         return tuple(evaluations[name] for name in names)
 
+    selection = []
+    if plan.select_samples:
+        title = f"the training puzzles the SFT checkpoint solves sometimes ({plan.select_samples} answers each)"
+        report = plan.selected.with_name(f"{plan.selected.name}.selection.json")
+        selection.append(Stage(f"{title} -> {plan.selected}", (select_command(plan),), selection=report))
     return [
         Stage(f"SmolLM2-135M-Instruct -> {plan.model}",
               (plan.package("swift_plugins", "smol-model", str(plan.model), log="model.log", title="model"),)),
@@ -277,6 +312,7 @@ def stages(plan: DemoPlan) -> list[Stage]:
                           log="sft.log", title="SFT"),),
               fresh=plan.output_dir / "sft", checkpoint=plan.sft_checkpoint),
         Stage("evaluate the SFT checkpoint", evaluation("sft"), scores=(evals / "sft",)),
+        *selection,
         Stage(f"swift rlhf --rlhf_type grpo: {plan.grpo_steps} steps from the SFT checkpoint -> "
               f"{plan.output_dir / 'grpo'}", (grpo_command(plan),),
               fresh=plan.output_dir / "grpo", checkpoint=grpo[final], watched=plan.output_dir / "grpo"),

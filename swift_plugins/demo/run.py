@@ -21,8 +21,10 @@ from ..core.processes import Children, Interrupted
 from ..countdown import SPEC as COUNTDOWN
 from ..integration.vllm_cpu import installed_vllm
 from ..launch.follow import follow_trainer
+from ..selection.select import Selection
 from ..watch.checkpoints import is_complete, newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
+from ..watch.log import find_log, read_steps, zero_spread_share
 from .plan import DemoPlan, Stage, stages
 
 __all__ = ["demo", "detect_hardware"]
@@ -58,8 +60,9 @@ def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, 
 def _print_plan(plan: DemoPlan, console: Console) -> None:
     """DRY_RUN: the plan line and every stage's commands, as the GPU recipes print theirs; nothing runs."""
     console.note(f"DRY_RUN: {plan.scale.name} scale: {plan.reason}; nothing started")
-    for number, stage in enumerate(stages(plan), 1):
-        print(f"# {number}/8 {stage.title}")
+    planned = stages(plan)
+    for number, stage in enumerate(planned, 1):
+        print(f"# {number}/{len(planned)} {stage.title}")
         for command in stage.commands:
             print(f"# {command.title}, log: {command.log}\n{command.shell()}\n")
 
@@ -72,12 +75,13 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
                  f"{plan.eval_puzzles} held-out puzzles -> {plan.output_dir}")  # fmt: skip
     for folder in ("eval", "data"):
         (plan.output_dir / folder).mkdir(parents=True, exist_ok=True)
-    for number, stage in enumerate(stages(plan), 1):
-        console.show(f"\n==> [{_elapsed(started)}] {number}/8 {stage.title}")
+    planned = stages(plan)
+    for number, stage in enumerate(planned, 1):
+        console.show(f"\n==> [{_elapsed(started)}] {number}/{len(planned)} {stage.title}")
         try:
             _run_stage(stage, children, plan)
         except Interrupted:
-            console.note(f"interrupted during stage {number}/8; a rerun starts the stages afresh")
+            console.note(f"interrupted during stage {number}/{len(planned)}; a rerun starts the stages afresh")
             raise
         except WatchStopped as stop:
             children.stop()
@@ -118,3 +122,9 @@ def _run_stage(stage: Stage, children: Children, plan: DemoPlan) -> None:
     for folder in stage.scores:
         report = json.loads((folder / "score.json").read_text())
         children.console.show(f"  {folder.name}: accuracy {report['accuracy']:.1%}, format {report['format_rate']:.1%}")
+    if stage.selection is not None:
+        children.console.show(f"  {Selection(**json.loads(stage.selection.read_text())).summary()}")
+    if stage.watched is not None:
+        alike = zero_spread_share(read_steps(find_log(stage.watched)))
+        if alike is not None:
+            children.console.show(f"  groups without reward spread (no gradient): {alike[0]:.0%} of the trained groups")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from swift_plugins.cli import build_parser
 from swift_plugins.core.errors import SettingError
 from swift_plugins.core.flags import Flags
 from swift_plugins.demo.plan import SCALES, DemoPlan, grpo_command, stages
@@ -104,6 +105,21 @@ def test_grpo_evals_spaces_the_evaluated_checkpoints_evenly():
     assert evaluated == ["base", "sft", "grpo-3", "grpo-6", "grpo-8"]
 
 
+def test_a_selection_stage_chooses_grpos_puzzles_with_the_sft_checkpoint():
+    demo = plan(SELECT_SAMPLES="4")
+    titles = [stage.title for stage in stages(demo)]
+    assert len(titles) == 9 and titles[5].startswith("the training puzzles the SFT checkpoint solves sometimes")
+    (select,) = stages(demo)[5].commands
+    args = build_parser().parse_args(list(select.argv[3 : select.argv.index("--")]))
+    assert (args.model, args.candidates, args.out, args.samples) == (
+        str(demo.sft_checkpoint), demo.data / "puzzles.jsonl", demo.selected, 4)
+    assert args.held_out == demo.held_out and args.max_new_tokens == 76 and args.top_k == 50
+    assert Flags(grpo_command(demo).argv[2:]).value("dataset") == str(demo.data / "selected.jsonl")
+    unselected = plan(SELECT_SAMPLES="0")
+    assert len(stages(unselected)) == 8
+    assert Flags(grpo_command(unselected).argv[2:]).value("dataset") == str(demo.data / "puzzles.jsonl")
+
+
 def test_extra_flags_replace_the_plans_own():
     rlhf = Flags(grpo_command(plan(), extra=["--learning_rate", "2e-5"]).argv[2:])
     assert rlhf.value("learning_rate") == "2e-5" and rlhf.names().count("learning_rate") == 1
@@ -115,6 +131,7 @@ def test_extra_flags_replace_the_plans_own():
         ({"GRPO_EVALS": "0"}, "GRPO_EVALS must be a positive integer, got '0'"),
         ({"DEMO_SCALE": "fast"}, "DEMO_SCALE=fast: expected cpu or gpu (or unset: chosen from the hardware)"),
         ({"SEED": "-1"}, "SEED must be a non-negative integer, got '-1'"),
+        ({"SELECT_SAMPLES": "1"}, "SELECT_SAMPLES=1: a solve rate needs at least 2 answers a puzzle (0: no selection)"),
     ],
 )
 def test_bad_settings_are_refused(env, message):
