@@ -148,6 +148,8 @@ def _check_paths(plan: Plan, console: Console) -> None:
         )
     for flag, setting in (("dataset", "DATASET"), ("val_dataset", "VAL_DATASET")):
         for value in plan.flags.values(flag) or []:
+            if settings.selection is not None and value == str(settings.selected):  # written by the selection
+                value = settings.dataset
             path = Path(re.sub(r"#\d+$", "", value)).expanduser()
             if not _is_local(str(path)):
                 continue

@@ -119,9 +119,10 @@ def selection_command(settings: Settings, flags: Flags, python: str = "python") 
     for name in ("temperature", "top_k", "top_p", "system"):
         if flags.value(name) is not None:
             argv += [f"--{name.replace('_', '-')}", flags.value(name)]
-    swift = [word for name in ("model_type", "template", "torch_dtype", "vllm_max_model_len") if flags.value(name)
+    swift = [word for name in ("model_type", "template", "torch_dtype") if flags.value(name)
              for word in (f"--{name}", flags.value(name))]  # fmt: skip
-    argv += ["--", *swift, *(EAGER if settings.layout.trainer == "cpu" else ())]
+    argv += ["--", *swift, "--vllm_max_model_len", str(settings.vllm_max_model_len),
+             *(EAGER if settings.layout.trainer == "cpu" else ())]  # fmt: skip
     gpus = ",".join(settings.rollout_gpus or settings.train_gpus)
     env = (("CUDA_VISIBLE_DEVICES", gpus),) if gpus else ()
     return Command(f"selection of the training rows ({band.describe()})", env, tuple(argv),

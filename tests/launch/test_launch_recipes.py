@@ -424,6 +424,23 @@ def test_dry_run_shows_sampling_eval_split_and_weights_only_checkpoints(sandbox)
         assert flag(argv, "--save_only_model") == "true", script
 
 
+def test_a_dry_run_prints_the_selection_first_and_trains_on_what_it_writes(sandbox):
+    data = sandbox.tmp / "train.jsonl"
+    data.write_text('{"nums": [1, 2], "target": 3}\n')
+    (sandbox.tmp / "train.test.jsonl").write_text('{"nums": [2, 2], "target": 4}\n')
+    result = sandbox.launch("countdown_3gpu.sh", DRY_RUN=1, DATASET=data, SELECT_SAMPLES=8, DYNAMIC_SAMPLE=3)
+    assert result.returncode == 0, result.stderr
+    commands = shell_commands(result.stdout)
+    select, rlhf = commands[0], parse_dry_run(result.stdout)["rlhf"][1]
+    assert select[select.index("python") + 1 :][:3] == ["-m", "swift_plugins", "select"]
+    selected = flag(select, "--out")
+    assert flag(select, "--candidates") == str(data) and flag(rlhf, "--dataset") == selected
+    assert flag(rlhf, "--val_dataset") == str(sandbox.tmp / "train.test.jsonl")  # the candidates' held-out rows
+    assert (flag(rlhf, "--dynamic_sample"), flag(rlhf, "--max_resample_times")) == ("true", "3")
+    assert flag(select, "--vllm_max_model_len") == str(task_named("countdown").preset.vllm_max_model_len)
+    assert not sandbox.out.joinpath("selected.jsonl").exists()  # a dry run starts nothing, selects nothing
+
+
 def test_eval_uses_the_generated_test_file_or_none(sandbox):
     data = sandbox.tmp / "train.jsonl"
     data.write_text('{"nums": [1, 2], "target": 3}\n')
