@@ -1,21 +1,24 @@
-"""``python -m swift_plugins.gym.worker``: one scoring process of :class:`~.bounded.ScorePool`.
+"""``python -m swift_plugins.gym.worker PARENT_PID``: one scoring process of :class:`~.bounded.ScorePool`.
 
 It reads one JSON request a line on stdin (``name``, ``config``, ``answer``, ``question``, ``gold``, ``metadata``:
 the row's columns) and writes one JSON line per request: ``{"score": float, "seconds": float}`` (the time
 ``score_answer`` took), ``{"error": "Type: message"}`` when ``score_answer`` raised or gave no finite number, or
 ``{"refused": "guarded: …"}`` for an answer :mod:`.guard` keeps from a scorer that would run it as Python.
-It first writes ``{"ready": true}`` once reasoning-gym is
-imported, and ``{"built": true}`` before the score of a request whose dataset it had not built yet (some load
-files): the pool's time bound covers ``score_answer``, not the building. Replies go to the stdout it was started
-with; anything a scorer prints goes to stderr instead, so it cannot garble them. The pool kills it when a request
-outlives the time bound: a big-integer power in C cannot be interrupted from inside the process.
+It first writes ``{"ready": true}`` once reasoning-gym is imported, and ``{"built": true}`` before the score of a
+request whose dataset it had not built yet (some load files): the pool's time bound covers ``score_answer``, not the
+building. Every reply carries ``"cpu"``, the CPU seconds the process has used (the pool's bound counts CPU).
+Replies go to the stdout it was started with; anything a scorer prints goes to stderr instead, so it cannot garble
+them. The pool kills it when a request outlives the time bound (a big-integer power in C cannot be interrupted from
+inside the process), and it dies with the pool's process (:func:`die_with`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -25,8 +28,9 @@ from .data import entry_of
 from .entries import decode
 from .guard import refusal
 
-__all__ = ["score_request", "serve"]
+__all__ = ["PR_SET_PDEATHSIG", "die_with", "score_request", "serve"]
 
+PR_SET_PDEATHSIG = 1  # prctl's option (linux/prctl.h)
 _DATASETS: dict[tuple[str, str], Any] = {}  # (name, config): the dataset whose score_answer scores its rows
 
 
@@ -60,13 +64,31 @@ def score_request(request: dict[str, Any], on_built: Callable[[], None] = lambda
         return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
 
 
-def serve() -> None:
+def die_with(parent: int) -> None:
+    """Be killed (SIGKILL) when the process that started this one dies, however it dies: Linux's parent-death signal.
+
+    A thread cannot stop a scorer stuck in C (it holds the interpreter), and a worker reads its next request only once
+    it has replied; so without it a worker whose pool was killed keeps a CPU busy for as long as its scorer runs. The
+    parent is the thread that started the worker: the pool replaces a worker whose thread ended. Elsewhere than Linux
+    a worker ends when its stdin closes, which it reads between requests.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (AttributeError, OSError):  # no prctl: not Linux
+        return
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+
+
+def serve(parent: int) -> None:
+    die_with(parent)
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a scorer's print goes to stderr
     import reasoning_gym  # noqa: F401  (imported before ready: the first request is not slowed by it)
 
     def reply(message: dict[str, Any]) -> None:
-        replies.write(json.dumps(message) + "\n")
+        replies.write(json.dumps({**message, "cpu": time.process_time()}) + "\n")
         replies.flush()
 
     reply({"ready": True})
@@ -75,4 +97,4 @@ def serve() -> None:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(int(sys.argv[1]) if len(sys.argv) > 1 else os.getppid())

@@ -97,10 +97,10 @@ def test_the_hanging_power_scores_0_within_the_bound(countdown_row):
 def test_a_scorer_that_raises_scores_0_and_the_pool_is_reused(countdown_row):
     broken = {**countdown_row, "metadata": "{}"}  # countdown's scorer reads metadata["numbers"]
     with ScorePool(workers=2, timeout=2.0) as pool:
+        first = pool.score([request("countdown", "1 + 2", broken)] * 2)
         pids = [worker.process.pid for worker in pool.workers]
-        first = pool.score([request("countdown", "1 + 2", broken)])
         again = pool.score([request("countdown", countdown_row["answer"], countdown_row)] * 6)
-        assert [worker.process.pid for worker in pool.workers] == pids
+        assert [worker.process.pid for worker in pool.workers] == pids and len(pids) == 2
     assert first[0].failure is None and first[0].score == 0.01  # countdown catches its own errors: partial credit
     assert [outcome.score for outcome in again] == [1.0] * 6
     with ScorePool(workers=1, timeout=2.0) as pool:
