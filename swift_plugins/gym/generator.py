@@ -18,20 +18,17 @@ closest: basic_arithmetic, ...
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import difflib
 from typing import Any
 
 from ..core.errors import DataError, SettingError
 from .entries import encode
 
-__all__ = ["check_name", "dataset_names", "describe", "generate", "parse_settings"]
+__all__ = ["check_name", "config_class", "dataset_names", "describe", "generate"]
 
 INSTALL = "pip install 'reasoning-gym>=0.1.25,<0.2' (or this package's [gym] extra)"
 NOT_SERVED = {"composite": "a mix of other datasets: generate each and put their rows in one file"}
 HELD_OUT_TRIES = 20  # held-out items drawn per one kept, at most, before the dataset is deemed too small
-_CONTROLLED = ("seed", "size")  # config fields set by --seed and --size, not by key=value
 
 
 def _registry() -> dict[str, tuple[type, type]]:
@@ -59,6 +56,11 @@ def check_name(name: str) -> str:
     return name
 
 
+def config_class(name: str) -> type:
+    """The config dataclass of dataset ``name`` (its fields are the dataset's settings)."""
+    return _registry()[check_name(name)][1]
+
+
 def describe(name: str) -> str:
     """The first line of the dataset's own docstring (else its config's), else its reasoning-gym category.
 
@@ -70,39 +72,6 @@ def describe(name: str) -> str:
         if doc and doc.strip() and not doc.startswith(cls.__name__ + "("):  # not dataclass's generated signature
             return doc.strip().splitlines()[0].strip()
     return f"({_registry()[name][0].__module__.split('.')[1]})"
-
-
-def _value(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text  # a bare word: text
-
-
-def parse_settings(name: str, pairs: list[str]) -> dict[str, Any]:
-    """``key=value`` words as settings of the dataset's config (values as Python literals, else text).
-
-    >>> parse_settings("basic_arithmetic", ["max_terms=3", "format_style=natural"])
-    {'max_terms': 3, 'format_style': 'natural'}
-    >>> parse_settings("basic_arithmetic", ["terms=3"])
-    Traceback (most recent call last):
-    ...
-    swift_plugins.core.errors.SettingError: gym:basic_arithmetic has no setting 'terms'; its settings: min_terms, \
-max_terms, min_digits, max_digits, operators, allow_parentheses, allow_negation, format_style, whitespace
-    """
-    fields = [field.name for field in dataclasses.fields(_registry()[check_name(name)][1])]
-    settable = [field for field in fields if field not in _CONTROLLED]
-    settings = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep:
-            raise SettingError(f"gym:{name}: expected key=value, got {pair!r}")
-        if key in _CONTROLLED:
-            raise SettingError(f"gym:{name}: {key} is set by --{key}, not {pair!r}")
-        if key not in settable:
-            raise SettingError(f"gym:{name} has no setting {key!r}; its settings: {', '.join(settable)}")
-        settings[key] = _value(text)
-    return settings
 
 
 def _dataset(name: str, settings: dict[str, Any], size: int, seed: int):

@@ -13,10 +13,11 @@ from reasoning_gym import create_dataset
 from swift_plugins.core.errors import DataError, SettingError
 from swift_plugins.gym import rewards
 from swift_plugins.gym.bounded import ScorePool, request
-from swift_plugins.gym.data import GYM, entry_of
+from swift_plugins.gym.data import GYM, NO_GOLD, entry_of
 from swift_plugins.gym.entries import decode, encode
-from swift_plugins.gym.generator import dataset_names, describe, generate, parse_settings
+from swift_plugins.gym.generator import dataset_names, describe, generate
 from swift_plugins.gym.scoring import samples_from_rows, score_samples
+from swift_plugins.gym.settings import parse_settings
 from swift_plugins.tasks import task_named
 from swift_plugins.tools.evaluate import with_data_columns
 
@@ -36,6 +37,7 @@ def test_every_dataset_entry_survives_the_data_file_exactly():
     for name in dataset_names():
         dataset = create_dataset(name, size=2, seed=5)
         for entry in dataset:
+            assert (entry["answer"] is None) == (name in NO_GOLD), name
             metadata = decode(json.loads(json.dumps(encode(entry["metadata"]))))
             assert metadata == entry["metadata"], name
             rebuilt = {**entry, "metadata": metadata}
