@@ -37,9 +37,9 @@ from .settings import check_config
 
 __all__ = ["COLUMNS", "GYM", "NO_GOLD", "check_row", "entry_of", "prompt_for"]
 
-COLUMNS = ("gym_dataset", "gym_config", "question", "metadata")  # and "answer", null in NO_GOLD's datasets only
+COLUMNS = ("gym_dataset", "gym_config", "question", "answer", "metadata")  # answer: null in NO_GOLD's datasets only
 # The datasets whose entries have no gold answer (None): their scorer checks the answer itself (tests/gym check it).
-NO_GOLD = frozenset({"boxnet", "graph_color", "propositional_logic", "rubiks_cube", "rush_hour"})
+NO_GOLD = frozenset({"boxnet", "graph_color", "rubiks_cube", "rush_hour"})
 FORMAT_INSTRUCTION = (
     "Show your work in <think> </think> tags. And return only the final answer in <answer> </answer> tags, "
     "for example <think> ... </think> <answer> 42 </answer>."

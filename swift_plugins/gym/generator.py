@@ -19,23 +19,49 @@ closest: basic_arithmetic, ...
 from __future__ import annotations
 
 import difflib
+import importlib.metadata
+from functools import cache
 from typing import Any
 
 from ..core.errors import DataError, SettingError
+from ..doctor.stacks import REASONING_GYM
 from .entries import encode
 
-__all__ = ["check_name", "config_class", "dataset_names", "describe", "generate"]
+__all__ = ["check_name", "check_version", "config_class", "dataset_names", "describe", "generate"]
 
-INSTALL = "pip install 'reasoning-gym>=0.1.25,<0.2' (or this package's [gym] extra)"
-NOT_SERVED = {"composite": "a mix of other datasets: generate each and put their rows in one file"}
+INSTALL = f"pip install 'reasoning-gym=={REASONING_GYM}' (or this package's [gym] extra)"
+NOT_SERVED = {  # by name, with why (docs/tasks.md, "Rewards that cannot be gamed")
+    "composite": "a mix of other datasets: generate each and put their rows in one file",
+    "propositional_logic": "any conclusion the premises entail scores 1.0, so a weak one needs no solving: the "
+    "constant answer (P ∨ Q) scores 1.0 on 85% of its items",
+}
 HELD_OUT_TRIES = 20  # held-out items drawn per one kept, at most, before the dataset is deemed too small
 
 
-def _registry() -> dict[str, tuple[type, type]]:
+@cache
+def check_version() -> str:
+    """The installed reasoning-gym's version if it is the audited release; else :class:`SettingError` in one line.
+
+    The gym rewards hold for the release whose scorers were searched for hacks and read for code that runs an
+    answer (docs/tasks.md): another release may score otherwise, or run answers, and is refused.
+    """
     try:
-        from reasoning_gym.factory import DATASETS
-    except ImportError:
+        installed = importlib.metadata.version("reasoning-gym")
+    except importlib.metadata.PackageNotFoundError:
         raise SettingError(f"TASK=gym:<name> needs reasoning-gym: {INSTALL}") from None
+    if installed != REASONING_GYM:
+        raise SettingError(
+            f"reasoning-gym {installed} is installed, but the gym task's scorers are audited on {REASONING_GYM} only "
+            f"(searched for hacks, answer-evaluating ones guarded): {INSTALL}"
+        )
+    return installed
+
+
+@cache
+def _registry() -> dict[str, tuple[type, type]]:
+    check_version()
+    from reasoning_gym.factory import DATASETS
+
     return DATASETS
 
 

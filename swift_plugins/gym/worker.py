@@ -1,8 +1,9 @@
 """``python -m swift_plugins.gym.worker PARENT_PID``: one scoring process of :class:`~.bounded.ScorePool`.
 
 It reads one JSON request a line on stdin (``name``, ``config``, ``answer``, ``question``, ``gold``, ``metadata``:
-the row's columns) and writes one JSON line per request: ``{"score": float, "seconds": float}`` (the time
-``score_answer`` took), ``{"error": "Type: message"}`` when ``score_answer`` raised or gave no finite number, or
+the row's columns) and writes one JSON line per request: ``{"score": float, "seconds": float}`` (1.0 or 0.0, by
+:mod:`.scorers`, and the time scoring took), ``{"error": "Type: message"}`` when the scorer raised on the row (its
+gold answer too) or gave no finite number, or
 ``{"refused": "guarded: …"}`` for an answer :mod:`.guard` keeps from a scorer that would run it as Python.
 It first writes ``{"ready": true}`` once reasoning-gym is imported, and ``{"built": true}`` before the score of a
 request whose dataset it had not built yet (some load files): the pool's time bound covers ``score_answer``, not the
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import math
 import os
 import signal
 import sys
@@ -27,6 +27,7 @@ from typing import Any
 from .data import entry_of
 from .entries import decode
 from .guard import refusal
+from .scorers import score
 
 __all__ = ["PR_SET_PDEATHSIG", "die_with", "score_request", "serve"]
 
@@ -35,7 +36,9 @@ _DATASETS: dict[tuple[str, str], Any] = {}  # (name, config): the dataset whose 
 
 
 def score_request(request: dict[str, Any], on_built: Callable[[], None] = lambda: None) -> dict[str, Any]:
-    """The reply to one request: its score, or the error met computing it; ``on_built()`` after building a dataset.
+    """The reply to one request: its score (:func:`.scorers.score`), or the error met computing it; ``on_built()``
+    after building a dataset. A scorer that raises on an answer but scores the gold one 1.0 could not read the
+    answer: a wrong answer, scored 0 (``unknown`` for prime_factorization), not an error.
 
     >>> score_request({"name": "basic_arithmetic", "config": "{}", "answer": "5", "question": "Calculate 2 + 3.",
     ...                "gold": "5", "metadata": "{}"})["score"]
@@ -54,12 +57,15 @@ def score_request(request: dict[str, Any], on_built: Callable[[], None] = lambda
         if key not in _DATASETS:
             _DATASETS[key] = create_dataset(key[0], **decode(key[1]))
             on_built()
-        entry = entry_of(request["question"], request["gold"], request["metadata"])
+        dataset, entry = _DATASETS[key], entry_of(request["question"], request["gold"], request["metadata"])
         start = time.perf_counter()
-        score = float(_DATASETS[key].score_answer(request["answer"], entry))
-        if not math.isfinite(score):
-            raise ValueError(f"score_answer gave {score}")
-        return {"score": score, "seconds": time.perf_counter() - start}
+        try:
+            value = score(key[0], dataset, request["answer"], entry)
+        except Exception:
+            if request["gold"] is None or score(key[0], dataset, request["gold"], entry) != 1.0:
+                raise  # the scorer cannot score this row at all: an error, not a wrong answer
+            value = 0.0
+        return {"score": value, "seconds": time.perf_counter() - start}
     except Exception as error:  # any scorer's failure scores 0 in the parent: it is reported, not raised
         return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
 
