@@ -1,20 +1,22 @@
 """The hack search on every served gym dataset, through the reward; the gold answers; the time bound under load.
 
     python benchmarks/bench_gym_hacks.py search [--size 100] [--seed 1000] [--names coin_flip ...] [--golds 500]
-    python benchmarks/bench_gym_hacks.py load [--busy 0 2 4 8] [--calls 200]
+    python benchmarks/bench_gym_hacks.py load [--busy 0 2 4 8] [--calls 200] [--name coin_flip]
     python benchmarks/bench_gym_hacks.py rows OUT.jsonl.gz [--size 50] [--seed 0] [--names ...]
 
 ``search``: for each served dataset, ``--size`` generated rows (seeds from ``--seed``: other items than the tests'
 fixture), and :func:`swift_plugins.gym.hacks.search` on them twice: with reasoning-gym's own scores (its
 ``score_answer`` in this process, the guard in front, partial credit as it pays it) and with the package's reward
 (``gym_accuracy_reward`` on ``<answer>…</answer>`` completions, through the scoring pool, as the trainer calls it).
-Then ``--golds`` gold answers of each dataset through the reward: how many score 1.0. Printed as markdown: per
-dataset the probes that break a rule under each scorer (the worst one named), then every finding of the reward.
+Then ``--golds`` gold answers of each dataset through the reward: how many score 1.0, and the slowest score. Printed
+as markdown: per dataset the probes that break a rule under each scorer (the worst one named), then every finding
+of the reward.
 
 ``load``: the pool's latency under load. ``--busy`` processes spinning on the CPUs beside it, a pool of 2 workers
-(bound 1 s) scores one coin_flip gold answer a call, ``--calls`` times: the wall time of a call (median, 99th
-percentile, worst) and how many did not score 1.0. A wall time past the 1 s bound is a call a wall-clock bound
-would have scored 0; the pool's bound counts the worker's CPU seconds instead.
+(bound 1 s) scores one gold answer of ``--name`` (default coin_flip) a call, ``--calls`` times: the wall time of a
+call (median, 99th percentile, worst), the slowest score as the worker timed it, and how many did not score 1.0. A
+wall time past the 1 s bound is a call a wall-clock bound would have scored 0; the pool's bound counts the worker's
+CPU seconds instead.
 
 ``rows``: ``--size`` rows of every served dataset (``--names``: those), seeds from ``--seed``, gzipped JSON lines:
 the tests' fixtures (tests/fixtures/gym/).
@@ -95,13 +97,15 @@ def run_search(args: argparse.Namespace) -> None:
     with ProcessPoolExecutor(2) as pool:
         before = dict(zip(names, pool.map(upstream_search, [rows[name] for name in names]), strict=True))
     print("| dataset | reasoning-gym's scores: probes breaking a rule | the reward: probes breaking a rule | gold "
-          "answers scoring 1.0 |\n|---|---|---|---|")  # fmt: skip
+          "answers scoring 1.0 (the slowest) |\n|---|---|---|---|")  # fmt: skip
     after = {}
     for name in names:
         after[name] = search(rows[name], reward)
-        gold = reward([row["answer"] for row in golds[name]], golds[name]) if golds and None not in [
-            row["answer"] for row in golds[name]] else []  # fmt: skip
-        scored = f"{sum(value == 1.0 for value in gold)} of {len(gold)}" if gold else "no gold answers"
+        answers = [row["answer"] for row in golds.get(name, [])]
+        gold = rewards.score_completions([f"<answer>{answer}</answer>" for answer in answers], golds[name]) if (
+            answers and None not in answers) else []  # fmt: skip
+        slowest = max((outcome.seconds for outcome in gold), default=0.0) * 1000
+        scored = f"{sum(o.score == 1.0 for o in gold)} of {len(gold)} ({slowest:.0f} ms)" if gold else "no gold answer"
         print(f"| {name} | {summary(before[name])} | {summary(after[name])} | {scored} |", flush=True)
     print("\nEvery finding of the reward:")
     for name in names:
@@ -111,18 +115,22 @@ def run_search(args: argparse.Namespace) -> None:
 
 
 def run_load(args: argparse.Namespace) -> None:
-    [row], _ = generate("coin_flip", size=1, seed=0)
-    print("| busy processes | calls | median | 99th percentile | worst | not 1.0 |\n|---|---|---|---|---|---|")
+    rows, _ = generate(args.name, size=20, seed=0)
+    print(f"{args.name}: one gold answer a call, 2 workers, bound 1 s\n")
+    print("| busy processes | calls | median | 99th percentile | worst | slowest score (the worker's time) | not 1.0 "
+          "|\n|---|---|---|---|---|---|---|")  # fmt: skip
     for busy in args.busy:
         spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
         try:
             with ScorePool(workers=2, timeout=1.0) as pool:
-                pool.score([request("coin_flip", row["answer"], row)] * 4)  # started, dataset built
-                times, wrong = [], 0
-                for _ in range(args.calls):
+                pool.score([request(args.name, row["answer"], row) for row in rows[:4]])  # started, dataset built
+                times, scored, wrong = [], [], 0
+                for call in range(args.calls):
+                    row = rows[call % len(rows)]
                     start = time.perf_counter()
-                    [outcome] = pool.score([request("coin_flip", row["answer"], row)])
+                    [outcome] = pool.score([request(args.name, row["answer"], row)])
                     times.append(time.perf_counter() - start)
+                    scored.append(outcome.seconds)
                     wrong += outcome.score != 1.0
         finally:
             for spinner in spinners:
@@ -130,8 +138,8 @@ def run_load(args: argparse.Namespace) -> None:
                 spinner.wait()
         times.sort()
         p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-        print(f"| {busy} | {len(times)} | {statistics.median(times) * 1000:.2f} ms | {p99 * 1000:.2f} ms | "
-              f"{times[-1] * 1000:.1f} ms | {wrong} |", flush=True)  # fmt: skip
+        print(f"| {busy} | {len(times)} | {statistics.median(times) * 1000:.2f} ms | {p99 * 1000:.1f} ms | "
+              f"{times[-1] * 1000:.1f} ms | {max(scored) * 1000:.1f} ms | {wrong} |", flush=True)  # fmt: skip
 
 
 def run_rows(args: argparse.Namespace) -> None:
@@ -155,6 +163,7 @@ def main() -> None:
     load = commands.add_parser("load")
     load.add_argument("--busy", type=int, nargs="*", default=[0, 2, 4, 8])
     load.add_argument("--calls", type=int, default=200)
+    load.add_argument("--name", default="coin_flip", help="the dataset whose gold answers are scored")
     load.set_defaults(run=run_load)
     fixture = commands.add_parser("rows")
     fixture.add_argument("out", type=Path)

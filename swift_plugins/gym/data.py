@@ -22,7 +22,8 @@ swift_plugins.core.errors.DataError: rows.jsonl:3: gym:composite is not served: 
 >>> check_row({**row, "answer": None}, "rows.jsonl:4")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-swift_plugins.core.errors.DataError: rows.jsonl:4: answer must be basic_arithmetic's gold answer (text), got None
+swift_plugins.core.errors.DataError: rows.jsonl:4: answer must be basic_arithmetic's gold answer (non-empty text: no \
+answer can match an empty one), got None
 """
 
 from __future__ import annotations
@@ -75,9 +76,10 @@ def check_row(row: dict[str, Any], where: str) -> dict[str, Any]:
     if name in NO_GOLD:
         if answer is not None:
             raise DataError(f"{where}: answer must be null: {name} has no gold answer, got {answer!r}")
-    elif not isinstance(answer, str):
+    elif not isinstance(answer, str) or not answer:
         got = repr(answer) if "answer" in row else "no answer column"
-        raise DataError(f"{where}: answer must be {name}'s gold answer (text), got {got}")
+        raise DataError(f"{where}: answer must be {name}'s gold answer (non-empty text: no answer can match an empty "
+                        f"one), got {got}")  # fmt: skip
     config = _json_object(row, "gym_config", where, "the dataset's settings")
     try:
         check_config(name, config)

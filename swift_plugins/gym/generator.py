@@ -2,7 +2,8 @@
 
 reasoning-gym seeds item ``i`` of a dataset made with ``seed=S`` from ``S + i`` (its generators' convention), so
 the ``size`` training rows of :func:`generate` come from seeds ``S .. S+size-1`` and the held-out rows from
-``S+size`` on: disjoint seeds. Two seeds can still draw the same question (small datasets), so held-out items
+``S+size`` on: disjoint seeds (an item whose gold answer is empty text, which no answer can score, is skipped and
+the next seed taken). Two seeds can still draw the same question (small datasets), so held-out items
 whose question is in the training rows are skipped, and held-out questions are checked against the training
 ones before anything is returned.
 
@@ -109,6 +110,12 @@ def _dataset(name: str, settings: dict[str, Any], size: int, seed: int):
         raise SettingError(f"gym:{name}: settings {settings} refused: {error or type(error).__name__}") from None
 
 
+def _scorable(entry: dict[str, Any]) -> bool:
+    """Not an item whose gold answer is empty text (base_conversion of the number 0, written as nothing): the scorers
+    pay no empty answer, so nothing could score it."""
+    return entry["answer"] is None or str(entry["answer"]) != ""
+
+
 def _row(name: str, config: str, entry: dict[str, Any], index: int) -> dict[str, Any]:
     answer = entry["answer"]
     try:
@@ -131,14 +138,21 @@ def generate(
     check_name(name)
     settings = settings or {}
     config = encode(settings)
-    train = [_row(name, config, entry, index) for index, entry in enumerate(_dataset(name, settings, size, seed))]
+    train: list[dict[str, Any]] = []
+    for used, entry in enumerate(_dataset(name, settings, size + max(10, size // 10), seed), start=1):
+        if _scorable(entry):
+            train.append(_row(name, config, entry, used - 1))
+        if len(train) == size:
+            break
+    else:
+        raise DataError(f"gym:{name}: only {len(train)} of {used} items have a gold answer any answer could match")
     seen = {row["question"] for row in train}
     held_out: list[dict[str, Any]] = []
     if test_size:
         tries = test_size * HELD_OUT_TRIES
-        for index, entry in enumerate(_dataset(name, settings, tries, seed + size)):
-            if entry["question"] not in seen:
-                held_out.append(_row(name, config, entry, size + index))
+        for index, entry in enumerate(_dataset(name, settings, tries, seed + used)):
+            if entry["question"] not in seen and _scorable(entry):
+                held_out.append(_row(name, config, entry, used + index))
                 seen.add(entry["question"])
             if len(held_out) == test_size:
                 break

@@ -16,7 +16,6 @@ showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold an
 - ``complex_arithmetic``: ``nan`` scores ``min(1.0, exp(-nan)) = 1.0``. Here: a finite number, at its distance 0.
 - ``puzzle24``: any expression making 24 of four numbers in range scores 1.0, whether or not they are the puzzle's
   (one answer, ``1*3*5 + 9``, solves every puzzle). Here: + - * / over exactly the puzzle's numbers, exactly 24.
-
 - ``simple_integration``, ``intermediate_integration``: reasoning-gym's check (sympy simplifies the answer's
   derivative less the integrand to 0), but only once the two agree numerically at three points: a wrong answer is
   scored in about a millisecond, not in the 10 ms to a second sympy's ``simplify`` takes to fail (the hack search
@@ -42,7 +41,7 @@ from typing import Any
 
 __all__ = ["SCORERS", "arithmetic", "score"]
 
-INTEGRATION_POINTS = ("0.37", "1.13", "2.71")  # where an integration answer's derivative is compared numerically
+INTEGRATION_POINTS = (37, 113, 271)  # hundredths: where an integration answer's derivative is compared numerically
 
 
 def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
@@ -79,11 +78,6 @@ def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
         return None
 
 
-def _makes(answer: str | None, numbers: list[int], target: int) -> bool:
-    found = arithmetic(answer) if isinstance(answer, str) else None
-    return found is not None and found[0] == target and sorted(found[1]) == sorted(numbers)
-
-
 def _game_of_life_halting(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
     return isinstance(answer, str) and answer.strip().lower() in ("true", "false") and \
         answer.strip().lower() == entry["answer"].lower()  # fmt: skip
@@ -102,12 +96,19 @@ def _complex_arithmetic(dataset: Any, answer: str | None, entry: dict[str, Any])
     return value is not None and cmath.isfinite(value) and dataset.score_answer(answer, entry) >= 1.0
 
 
-def _nonzero_somewhere(expression: Any, x: Any) -> bool:
-    """Whether ``expression`` of ``x`` is clearly not 0 at one of three points: then it is not identically 0."""
-    for point in INTEGRATION_POINTS:
-        value = expression.subs(x, point).evalf(30)
-        if value.is_number and value.is_finite and abs(complex(value)) > 1e-6:
-            return True
+def _nonzero_somewhere(derivative: Any, integrand: Any, x: Any) -> bool:
+    """Whether ``derivative`` and ``integrand`` of ``x`` clearly differ at one of three exact points (evaluated to 30
+    digits): then their difference is not identically 0. Exact points: a float point's 15 digits would bound the
+    accuracy of ``exp(35)``-sized terms that cancel."""
+    import sympy
+
+    for numerator in INTEGRATION_POINTS:
+        point = sympy.Rational(numerator, 100)
+        want, got = (expression.subs(x, point).evalf(30) for expression in (integrand, derivative))
+        if all(value.is_number and value.is_finite for value in (want, got)):
+            difference, scale = abs(complex(got - want)), max(1.0, abs(complex(want)))
+            if difference > 1e-9 * scale:
+                return True
     return False
 
 
@@ -122,8 +123,8 @@ def _integration(dataset: Any, answer: str | None, entry: dict[str, Any]) -> boo
         antiderivative = sympy.parse_expr(answer, local_dict={variable: x, "C": sympy.Symbol("C")})
         if not isinstance(antiderivative, sympy.Expr):  # a tuple of candidates, an equation: no antiderivative
             return False
-        difference = sympy.diff(antiderivative, x) - sympy.parse_expr(entry["metadata"]["integrand"], {variable: x})
-        if _nonzero_somewhere(difference, x):
+        integrand = sympy.parse_expr(entry["metadata"]["integrand"], local_dict={variable: x})
+        if _nonzero_somewhere(sympy.diff(antiderivative, x), integrand, x):
             return False
     except Exception:  # reasoning-gym's scorer scores 0 whatever it meets (a bare except)
         return False
@@ -131,7 +132,8 @@ def _integration(dataset: Any, answer: str | None, entry: dict[str, Any]) -> boo
 
 
 def _puzzle24(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
-    return _makes(answer, entry["metadata"]["numbers"], 24)
+    found = arithmetic(answer) if isinstance(answer, str) else None
+    return found is not None and found[0] == 24 and sorted(found[1]) == sorted(entry["metadata"]["numbers"])
 
 
 SCORERS: dict[str, Callable[[Any, str | None, dict[str, Any]], bool]] = {

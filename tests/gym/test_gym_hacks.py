@@ -1,7 +1,7 @@
 """Gym rewards that cannot be gamed: the hack search on every served dataset, and the scorers fixed for what it found.
 
 The rows are real reasoning-gym items: tests/fixtures/gym/rows.jsonl.gz holds 50 of every served dataset (seeds
-0-49), golds.jsonl.gz 500 of each dataset this package scores itself where reasoning-gym's scorer is fast, both
+0-49), golds.jsonl.gz 500 of each dataset this package scores itself (seeds 0-499), both
 written by ``python benchmarks/bench_gym_hacks.py rows`` (generating them here would take minutes: puzzle24 and
 knight_swap search for their puzzles).
 """
@@ -87,7 +87,7 @@ def test_the_fixture_is_every_served_dataset_as_gym_generate_writes_it(rows, gol
     for name in ("basic_arithmetic", "coin_flip", "game_of_life_halting", "complex_arithmetic"):
         assert generate(name, size=50, seed=0)[0] == rows[name]
         assert generate(name, size=5, seed=0)[0] == golds.get(name, rows[name])[:5]
-    assert sorted(golds) == sorted(HACKS) and {len(items) for items in golds.values()} == {500}
+    assert sorted(golds) == sorted(SCORERS) and {len(items) for items in golds.values()} == {500}
 
 
 def test_no_answer_that_needs_no_solving_earns_on_any_served_dataset(rows):
@@ -145,6 +145,15 @@ def test_the_issues_three_hacks_score_0_through_the_reward(name, hack, rows, fre
     assert rewards.gym_accuracy_reward([f"<answer>{hack}</answer>"] * len(items), **columns) == [
         float(right) for right in truly]  # fmt: skip
     assert rewards.gym_accuracy_reward([f"<answer>{answer}</answer>" for answer in gold], **columns) == [1.0] * 50
+
+
+@pytest.mark.parametrize("name", ["simple_integration", "intermediate_integration"])
+def test_the_integrations_quick_numeric_check_keeps_500_gold_answers(name, golds):
+    # 3*exp(6*x**2 - 5*x + 5) + C: terms of about 1e17 that cancel, which a 15-digit point cannot tell from 0
+    rows = golds[name]
+    dataset = create_dataset(name, **decode(rows[0]["gym_config"]))
+    assert [score(name, dataset, row["answer"], entry) for row, entry in zip(rows, entries(rows), strict=True)] == [
+        1.0] * 500  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["simple_integration", "intermediate_integration"])

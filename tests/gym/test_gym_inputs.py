@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from reasoning_gym import create_dataset
 
 from swift_plugins.core.errors import DataError, SettingError
 from swift_plugins.core.files import held_out_path, read_rows
@@ -87,8 +88,10 @@ def test_a_rows_settings_are_checked_strictly_and_by_reasoning_gym():
     ({"gym_dataset": "basic_arithmatic"}, "gym:basic_arithmatic is not a reasoning-gym dataset; closest: basic_ari"),
     ({"gym_dataset": "composite"}, "gym:composite is not served"),
     ({"gym_config": '{"max_terms": 0}'}, "reasoning-gym refuses it: max_terms must be >= min_terms"),
-    ({"answer": None}, "answer must be basic_arithmetic's gold answer (text), got None"),
-    ({"answer": 5}, "answer must be basic_arithmetic's gold answer (text), got 5"),
+    ({"answer": None}, "answer must be basic_arithmetic's gold answer (non-empty text: no answer can match an empty "
+                       "one), got None"),
+    ({"answer": 5}, "answer must be basic_arithmetic's gold answer (non-empty text"),
+    ({"answer": ""}, "answer must be basic_arithmetic's gold answer (non-empty text"),
 ])  # fmt: skip
 def test_a_row_that_cannot_be_scored_is_refused_before_scoring(change, why, rows, tmp_path):
     data = write_jsonl(tmp_path / "rows.jsonl", [rows[0], {**rows[1], **change}])
@@ -106,6 +109,14 @@ def test_a_row_without_its_answer_column_is_refused_and_a_no_gold_dataset_needs_
     assert check_row(boxnet, "b:1")["answer"] is None
     with pytest.raises(DataError, match="b:1: answer must be null: boxnet has no gold answer"):
         check_row({**boxnet, "answer": "[]"}, "b:1")
+
+
+def test_an_item_whose_gold_answer_is_empty_is_skipped_by_generate():
+    [broken] = list(create_dataset("base_conversion", size=1, seed=1514))  # "convert the base-4 number  to base-10"
+    assert broken["answer"] == "" and create_dataset("base_conversion").score_answer("", broken) == 0.0
+    [row], _ = generate("base_conversion", size=1, seed=1514)
+    [following], _ = generate("base_conversion", size=1, seed=1515)
+    assert (row["question"], row["answer"]) == (following["question"], following["answer"]) and row["answer"]
 
 
 def test_evaluate_refuses_rows_of_another_dataset_than_its_task_before_inference(rows, tmp_path):
