@@ -17,11 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package, for its corpus
 
-from tests.test_rewards import ACCEPTED, ADVERSARIAL, REJECTED
-
 from swift_plugins.countdown.rewards import Verdict, countdown_shaped_reward, judge
 from swift_plugins.gym.entries import encode
 from swift_plugins.gym.rewards import score_completions
+from tests.countdown.test_rewards import ACCEPTED, ADVERSARIAL, REJECTED
 
 
 def gym_row(nums, target) -> dict:

@@ -197,11 +197,26 @@ def _check_path(path: Path) -> None:
         raise DataError(f"{path}: expected a {', '.join(FORMATS)} file")
 
 
+def _text(data: bytes, where: str) -> str:
+    """``data`` decoded as UTF-8, or :class:`DataError` saying ``where`` it is not.
+
+    >>> _text(b"caf\\xe9", "rows.jsonl:3")
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.DataError: rows.jsonl:3: not UTF-8 text (byte 0xe9 at offset 3): save it as UTF-8
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        byte = data[error.start : error.start + 1].hex()
+        raise DataError(f"{where}: not UTF-8 text (byte 0x{byte} at offset {error.start}): save it as UTF-8") from None
+
+
 def read_rows(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(location, row)`` for each row of a jsonl/json/parquet file.
 
     ``location`` is ``path:line`` for JSON lines and ``path: row N`` (from 0) otherwise; a line that
-    is not a JSON object raises :class:`DataError` naming it.
+    is not a JSON object, or a file that is not UTF-8 text, raises :class:`DataError` naming it.
     """
     path = Path(path)
     _check_path(path)
@@ -211,13 +226,14 @@ def read_rows(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
             rows = pq.read_table(path).to_pylist()
         else:
-            rows = json.loads(path.read_text(encoding="utf-8"))
+            rows = json.loads(_text(path.read_bytes(), str(path)))
             if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
                 raise DataError(f"{path}: a .json file must hold a list of row objects")
         yield from ((f"{path}: row {index}", row) for index, row in enumerate(rows))
         return
-    with path.open(encoding="utf-8") as file:
-        for number, line in enumerate(file, start=1):
+    with path.open("rb") as file:
+        for number, raw in enumerate(file, start=1):
+            line = _text(raw, f"{path}:{number}")
             if not line.strip():
                 continue
             try:

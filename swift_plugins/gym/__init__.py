@@ -46,5 +46,5 @@ def spec(name: str) -> TaskSpec:
         system_prompt=think_answer.SYSTEM_PROMPT,
         held_out_hint=f"held-out rows, e.g. python -m swift_plugins gym generate {name} --size 10000 --test-size 500 "
         f"--seed 0 --out data/gym-{name}.jsonl (writes data/gym-{name}.test.jsonl beside it)",
-        result_columns=(*GYM.columns, "answer"),
+        result_columns=GYM.columns,
     )

@@ -40,7 +40,8 @@ def _list(args: argparse.Namespace) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
-    from .generator import generate, parse_settings
+    from .generator import generate
+    from .settings import parse_settings
 
     settings = parse_settings(args.name, args.settings)
     check_output(args.out)
@@ -50,6 +51,10 @@ def _generate(args: argparse.Namespace) -> None:
     write_rows(train, args.out)
     if not args.quiet:
         print(f"wrote {len(train)} gym:{args.name} rows to {args.out}")
+        distinct = len({row["question"] for row in train})
+        if distinct < len(train):
+            print(f"note: {len(train) - distinct} of them repeat a question ({distinct} distinct): gym:{args.name} "
+                  "draws from few questions at these settings", file=sys.stderr)  # fmt: skip
     if args.test_size:
         write_rows(held_out, held_out_path(args.out))
         if not args.quiet:
@@ -104,7 +109,8 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
     generate.add_argument("name", help="a dataset of gym list, e.g. basic_arithmetic")
     generate.add_argument("settings", nargs="*", metavar="key=value", help="fields of the dataset's config")
     generate.add_argument("--size", type=int_at_least(1), required=True, help="training rows")
-    generate.add_argument("--test-size", type=int_at_least(0), default=0, help="held-out rows, written to OUT.test")
+    generate.add_argument("--test-size", type=int_at_least(0), default=0,
+                          help="held-out rows, written beside OUT with .test before its suffix (x.jsonl: x.test.jsonl)")
     generate.add_argument("--seed", type=int_at_least(0), default=0, help="items use seeds SEED.. (held-out after)")
     generate.add_argument("--out", type=Path, required=True, help=".jsonl, .json or .parquet")
     generate.add_argument("--quiet", action="store_true")

@@ -2,10 +2,11 @@
 
 reasoning-gym's ``score_answer(answer, entry)`` reads the entry's ``metadata``, and some scorers compare its values
 by type (ARC's grids are tuples of tuples: a list of lists never equals them). A row carries the metadata as one
-JSON text in which tuples, sets and dicts with keys that are not text are tagged, so :func:`decode` gives back the
-same Python values; :func:`encode` refuses any other type, so what is written always rebuilds the entry exactly.
+JSON text in which tuples, sets, fractions (gsm_symbolic's) and dicts with keys that are not text are tagged, so
+:func:`decode` gives back the same Python values; :func:`encode` refuses any other type, so what is written always
+rebuilds the entry exactly.
 
->>> metadata = {"grid": ((1, 2), (3, 4)), "seen": {5}, "by_id": {1: "a"}, "n": 2.5}
+>>> metadata = {"grid": ((1, 2), (3, 4)), "seen": {5}, "by_id": {1: "a"}, "n": 2.5, "part": Fraction(1, 3)}
 >>> text = encode(metadata)
 >>> decode(text) == metadata, type(decode(text)["grid"][0])
 (True, <class 'tuple'>)
@@ -18,13 +19,15 @@ swift_plugins.core.errors.DataError: metadata['f'] is a builtin_function_or_meth
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Any
 
 from ..core.errors import DataError
 
 __all__ = ["decode", "encode"]
 
-_TUPLE, _SET, _ITEMS = "__tuple__", "__set__", "__items__"  # the tags of the values JSON has no type for
+_TUPLE, _SET, _ITEMS, _FRACTION = "__tuple__", "__set__", "__items__", "__fraction__"  # values JSON has no type for
+_TAGS = {_TUPLE, _SET, _ITEMS, _FRACTION}
 _PLAIN = (str, int, float, bool, type(None))
 
 
@@ -35,10 +38,12 @@ def _tagged(value: Any, where: str) -> Any:
         return [_tagged(item, f"{where}[{index}]") for index, item in enumerate(value)]
     if isinstance(value, tuple):
         return {_TUPLE: [_tagged(item, f"{where}[{index}]") for index, item in enumerate(value)]}
+    if isinstance(value, Fraction):
+        return {_FRACTION: [value.numerator, value.denominator]}
     if isinstance(value, (set, frozenset)):
         return {_SET: [_tagged(item, f"{where}[{index}]") for index, item in enumerate(sorted(value, key=repr))]}
     if isinstance(value, dict):
-        if all(isinstance(key, str) for key in value) and not {_TUPLE, _SET, _ITEMS} & value.keys():
+        if all(isinstance(key, str) for key in value) and not _TAGS & value.keys():
             return {key: _tagged(item, f"{where}[{key!r}]") for key, item in value.items()}
         return {_ITEMS: [[_tagged(key, where), _tagged(item, f"{where}[{key!r}]")] for key, item in value.items()]}
     raise DataError(f"{where} is a {type(value).__name__}, which a data file cannot carry")
@@ -53,6 +58,8 @@ def _untagged(value: Any) -> Any:
         return tuple(_untagged(item) for item in value[_TUPLE])
     if value.keys() == {_SET}:
         return {_untagged(item) for item in value[_SET]}
+    if value.keys() == {_FRACTION}:
+        return Fraction(*value[_FRACTION])
     if value.keys() == {_ITEMS}:
         return {_untagged(key): _untagged(item) for key, item in value[_ITEMS]}
     return {key: _untagged(item) for key, item in value.items()}

@@ -2,7 +2,8 @@
 
 reasoning-gym seeds item ``i`` of a dataset made with ``seed=S`` from ``S + i`` (its generators' convention), so
 the ``size`` training rows of :func:`generate` come from seeds ``S .. S+size-1`` and the held-out rows from
-``S+size`` on: disjoint seeds. Two seeds can still draw the same question (small datasets), so held-out items
+``S+size`` on: disjoint seeds (an item whose gold answer is empty text, which no answer can score, is skipped and
+the next seed taken). Two seeds can still draw the same question (small datasets), so held-out items
 whose question is in the training rows are skipped, and held-out questions are checked against the training
 ones before anything is returned.
 
@@ -18,27 +19,50 @@ closest: basic_arithmetic, ...
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import difflib
+import importlib.metadata
+from functools import cache
 from typing import Any
 
 from ..core.errors import DataError, SettingError
+from ..doctor.stacks import REASONING_GYM
 from .entries import encode
 
-__all__ = ["check_name", "dataset_names", "describe", "generate", "parse_settings"]
+__all__ = ["check_name", "check_version", "config_class", "dataset_names", "describe", "generate"]
 
-INSTALL = "pip install 'reasoning-gym>=0.1.25,<0.2' (or this package's [gym] extra)"
-NOT_SERVED = {"composite": "a mix of other datasets: generate each and put their rows in one file"}
+INSTALL = f"pip install 'reasoning-gym=={REASONING_GYM}' (or this package's [gym] extra)"
+NOT_SERVED = {  # by name, with why (docs/tasks.md, "Rewards that cannot be gamed")
+    "composite": "a mix of other datasets: generate each and put their rows in one file",
+    "propositional_logic": "any conclusion the premises entail scores 1.0, so a weak one needs no solving: the "
+    "constant answer (P ∨ Q) scores 1.0 on 85% of its items",
+}
 HELD_OUT_TRIES = 20  # held-out items drawn per one kept, at most, before the dataset is deemed too small
-_CONTROLLED = ("seed", "size")  # config fields set by --seed and --size, not by key=value
 
 
-def _registry() -> dict[str, tuple[type, type]]:
+@cache
+def check_version() -> str:
+    """The installed reasoning-gym's version if it is the audited release; else :class:`SettingError` in one line.
+
+    The gym rewards hold for the release whose scorers were searched for hacks and read for code that runs an
+    answer (docs/tasks.md): another release may score otherwise, or run answers, and is refused.
+    """
     try:
-        from reasoning_gym.factory import DATASETS
-    except ImportError:
+        installed = importlib.metadata.version("reasoning-gym")
+    except importlib.metadata.PackageNotFoundError:
         raise SettingError(f"TASK=gym:<name> needs reasoning-gym: {INSTALL}") from None
+    if installed != REASONING_GYM:
+        raise SettingError(
+            f"reasoning-gym {installed} is installed, but the gym task's scorers are audited on {REASONING_GYM} only "
+            f"(searched for hacks, answer-evaluating ones guarded): {INSTALL}"
+        )
+    return installed
+
+
+@cache
+def _registry() -> dict[str, tuple[type, type]]:
+    check_version()
+    from reasoning_gym.factory import DATASETS
+
     return DATASETS
 
 
@@ -59,6 +83,11 @@ def check_name(name: str) -> str:
     return name
 
 
+def config_class(name: str) -> type:
+    """The config dataclass of dataset ``name`` (its fields are the dataset's settings)."""
+    return _registry()[check_name(name)][1]
+
+
 def describe(name: str) -> str:
     """The first line of the dataset's own docstring (else its config's), else its reasoning-gym category.
 
@@ -72,39 +101,6 @@ def describe(name: str) -> str:
     return f"({_registry()[name][0].__module__.split('.')[1]})"
 
 
-def _value(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text  # a bare word: text
-
-
-def parse_settings(name: str, pairs: list[str]) -> dict[str, Any]:
-    """``key=value`` words as settings of the dataset's config (values as Python literals, else text).
-
-    >>> parse_settings("basic_arithmetic", ["max_terms=3", "format_style=natural"])
-    {'max_terms': 3, 'format_style': 'natural'}
-    >>> parse_settings("basic_arithmetic", ["terms=3"])
-    Traceback (most recent call last):
-    ...
-    swift_plugins.core.errors.SettingError: gym:basic_arithmetic has no setting 'terms'; its settings: min_terms, \
-max_terms, min_digits, max_digits, operators, allow_parentheses, allow_negation, format_style, whitespace
-    """
-    fields = [field.name for field in dataclasses.fields(_registry()[check_name(name)][1])]
-    settable = [field for field in fields if field not in _CONTROLLED]
-    settings = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep:
-            raise SettingError(f"gym:{name}: expected key=value, got {pair!r}")
-        if key in _CONTROLLED:
-            raise SettingError(f"gym:{name}: {key} is set by --{key}, not {pair!r}")
-        if key not in settable:
-            raise SettingError(f"gym:{name} has no setting {key!r}; its settings: {', '.join(settable)}")
-        settings[key] = _value(text)
-    return settings
-
-
 def _dataset(name: str, settings: dict[str, Any], size: int, seed: int):
     from reasoning_gym import create_dataset
 
@@ -112,6 +108,12 @@ def _dataset(name: str, settings: dict[str, Any], size: int, seed: int):
         return create_dataset(name, **settings, size=size, seed=seed)
     except (AssertionError, TypeError, ValueError) as error:
         raise SettingError(f"gym:{name}: settings {settings} refused: {error or type(error).__name__}") from None
+
+
+def _scorable(entry: dict[str, Any]) -> bool:
+    """Not an item whose gold answer is empty text (base_conversion of the number 0, written as nothing): the scorers
+    pay no empty answer, so nothing could score it."""
+    return entry["answer"] is None or str(entry["answer"]) != ""
 
 
 def _row(name: str, config: str, entry: dict[str, Any], index: int) -> dict[str, Any]:
@@ -136,14 +138,21 @@ def generate(
     check_name(name)
     settings = settings or {}
     config = encode(settings)
-    train = [_row(name, config, entry, index) for index, entry in enumerate(_dataset(name, settings, size, seed))]
+    train: list[dict[str, Any]] = []
+    for used, entry in enumerate(_dataset(name, settings, size + max(10, size // 10), seed), start=1):
+        if _scorable(entry):
+            train.append(_row(name, config, entry, used - 1))
+        if len(train) == size:
+            break
+    else:
+        raise DataError(f"gym:{name}: only {len(train)} of {used} items have a gold answer any answer could match")
     seen = {row["question"] for row in train}
     held_out: list[dict[str, Any]] = []
     if test_size:
         tries = test_size * HELD_OUT_TRIES
-        for index, entry in enumerate(_dataset(name, settings, tries, seed + size)):
-            if entry["question"] not in seen:
-                held_out.append(_row(name, config, entry, size + index))
+        for index, entry in enumerate(_dataset(name, settings, tries, seed + used)):
+            if entry["question"] not in seen and _scorable(entry):
+                held_out.append(_row(name, config, entry, used + index))
                 seen.add(entry["question"])
             if len(held_out) == test_size:
                 break

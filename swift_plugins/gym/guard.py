@@ -5,19 +5,25 @@ sympy's expression parser (Python's ``eval`` underneath); binary_matrix, spiral_
 ``eval`` it to give partial credit to a Python list. So in those datasets an answer is scored only when it matches
 the dataset's allow-list (:data:`ALLOWED`): a plain math expression over numbers, operators and the few names its
 gold answers use, or the characters of its gold answers and of a list of them. Anything else (a call of a builtin,
-``__``, a quote, attribute access, ``lambda``, a keyword) scores 0 unevaluated. Other datasets are not guarded.
+``__``, a quote, attribute access, ``lambda``, a keyword) scores 0 unevaluated. The other served datasets of
+reasoning-gym 0.1.25 compare or parse answers and never run them (:data:`PLAIN`); a dataset on neither list was not
+audited, and every answer to it scores 0 (the guard fails closed: the reward also refuses another release).
 
 >>> refusal("countdown", "(6 - 2) * 6") is None, refusal("basic_arithmetic", "__import__('os')") is None
 (True, True)
 >>> refusal("countdown", "__import__('os').system('true') or 24")
 'guarded: not a plain answer for countdown'
+>>> refusal("new_dataset", "5")
+'guarded: new_dataset was not audited (reasoning-gym 0.1.25)'
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["ALLOWED", "refusal"]
+from ..doctor.stacks import REASONING_GYM
+
+__all__ = ["ALLOWED", "PLAIN", "refusal"]
 
 # A dot only inside a number (never attribute access); a number ends where no digit or dot follows, so a run of
 # digits splits into numbers one way only (the pattern takes linear time on a megabyte of digits).
@@ -48,13 +54,36 @@ ALLOWED: dict[str, re.Pattern[str]] = {
 }
 
 
+# Read for eval, exec, compile and sympy's parsers (docs/tasks.md): their scorers never run the answer.
+PLAIN = frozenset({
+    "ab", "acre", "advanced_geometry", "aiw", "arc_1d", "arc_agi", "base_conversion", "basic_arithmetic", "bf",
+    "binary_alternation", "bitwise_arithmetic", "boxnet", "caesar_cipher", "calendar_arithmetic", "chain_sum",
+    "circuit_logic", "codeio", "coin_flip", "color_cube_rotation", "complex_arithmetic", "count_bits", "count_primes",
+    "course_schedule", "cryptarithm", "decimal_arithmetic", "decimal_chain_sum", "dice", "emoji_mystery",
+    "family_relationships", "figlet_font", "fraction_simplification", "futoshiki", "game_of_life",
+    "game_of_life_halting", "gcd", "graph_color", "group_anagrams", "gsm_symbolic", "isomorphic_strings", "jugs",
+    "kakurasu", "knight_swap", "knights_knaves", "largest_island", "lcm", "leg_counting", "letter_counting",
+    "letter_jumble", "list_functions", "mahjong_puzzle", "manipulate_matrix", "maze", "mini_sudoku", "modulo_grid",
+    "needle_haystack", "number_filtering", "number_format", "number_sequence", "number_sorting",
+    "palindrome_generation", "palindrome_partitioning", "path_star", "polynomial_equations", "pool_matrix",
+    "power_function", "prime_factorization", "products", "quantum_lock", "ransom_note", "rearc", "rectangle_count",
+    "rotate_matrix", "rotten_oranges", "rubiks_cube", "rush_hour", "self_reference", "sentence_reordering",
+    "shortest_path", "simple_equations", "simple_geometry", "sokoban", "spell_backward", "string_manipulation",
+    "string_splitting", "string_synthesis", "sudoku", "survo", "syllogism", "time_intervals", "tower_of_hanoi",
+    "tsumego", "word_ladder", "word_sequence_reversal", "word_sorting", "zebra_puzzles",
+})
+
+
 def refusal(dataset: str, answer: str | None) -> str | None:
     """Why ``answer`` must not be scored by ``dataset``'s ``score_answer``, or None when it may be.
 
     >>> [refusal("simple_integration", text) for text in ("-2*X**3/3 + C", "exp(x) + C", "x.real")]
     [None, 'guarded: not a plain answer for simple_integration', 'guarded: not a plain answer for simple_integration']
     """
-    pattern = ALLOWED.get(dataset)
-    if pattern is None or answer is None or pattern.fullmatch(answer):
+    if dataset in PLAIN or answer is None:
+        return None
+    if dataset not in ALLOWED:
+        return f"guarded: {dataset} was not audited (reasoning-gym {REASONING_GYM})"
+    if ALLOWED[dataset].fullmatch(answer):
         return None
     return f"guarded: not a plain answer for {dataset}"

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..core.tags import completion_text, last_answer
 from .bounded import Outcome, ScorePool, pool_settings, request
+from .generator import check_version
 
 __all__ = ["gym_accuracy_reward", "score_completions", "shared_pool"]
 
@@ -33,9 +34,11 @@ _POOL: ScorePool | None = None
 
 
 def shared_pool() -> ScorePool:
-    """The process pool of this process's rewards, started on first use and closed at exit."""
+    """The process pool of this process's rewards, started on first use and closed at exit; :class:`SettingError`
+    for a bad ``GYM_SCORE_*`` setting or a reasoning-gym release other than the audited one."""
     global _POOL
     if _POOL is None:
+        check_version()
         workers, timeout = pool_settings(dict(os.environ))
         _POOL = ScorePool(workers, timeout)
         atexit.register(_POOL.close)

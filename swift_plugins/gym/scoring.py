@@ -2,17 +2,15 @@
 
 A result row needs the model's ``response`` and the gym columns of its row (swift infer drops them; ``evaluate``
 puts them back from the data file, the task's ``result_columns``, and each row's prompt is checked against its
-question). Each response is scored exactly as the reward
-scores it (:func:`.rewards.score_completions`); a score of 1 is correct, one between 0 and 1 is reasoning-gym's
-partial credit. Rows are grouped by question for pass@k, and the report adds the mean score and each dataset's
-accuracy.
+question). Each response is scored exactly as the reward scores it (:func:`.rewards.score_completions`: 1 for a
+correct answer, 0 otherwise). Rows are grouped by question for pass@k, and the report adds each dataset's accuracy.
 
 >>> row = {"gym_dataset": "basic_arithmetic", "gym_config": "{}", "question": "Calculate 2 + 3.", "answer": "5",
 ...        "metadata": "{}"}
 >>> rows = [("r:1", {**row, "response": "<think>…</think><answer>5</answer>"}), ("r:2", {**row, "response": "5"})]
 >>> report = score_samples(samples_from_rows(rows))
->>> report["accuracy"], report["mean_score"], report["failures"], report["by_dataset"]["basic_arithmetic"]
-(0.5, 0.5, {'no answer': 1}, {'samples': 2, 'accuracy': 0.5})
+>>> report["accuracy"], report["failures"], report["by_dataset"]["basic_arithmetic"]
+(0.5, {'no answer': 1}, {'samples': 2, 'accuracy': 0.5})
 """
 
 from __future__ import annotations
@@ -60,7 +58,7 @@ def _verdict(response: str, score: float, failure: str | None) -> str:
         return CORRECT
     if last_answer(response) is None:
         return "no answer"
-    return "partial credit" if score > 0 else "wrong"
+    return "wrong"
 
 
 def samples_from_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> list[Sample]:
@@ -98,9 +96,8 @@ def load_samples(paths: Sequence[str | Path]) -> list[Sample]:
 
 
 def score_samples(samples: list[Sample]) -> dict[str, Any]:
-    """Accuracy (score 1), mean score, format and truncation rates, pass@k, failures, accuracy by dataset."""
+    """Accuracy (score 1), format and truncation rates, pass@k, failures, accuracy by dataset."""
     report = summarise(samples, unit="question")
-    report["mean_score"] = round(sum(sample.score for sample in samples) / len(samples), 4)
     groups: dict[str, list[Sample]] = defaultdict(list)
     for sample in samples:
         groups[sample.dataset].append(sample)
@@ -113,7 +110,7 @@ def score_samples(samples: list[Sample]) -> dict[str, Any]:
 
 def format_report(report: dict[str, Any]) -> str:
     """The report as an aligned plain-text table."""
-    lines = summary_lines(report, "format (think/answer)", unit="question", rates=[("mean score", "mean_score")])
+    lines = summary_lines(report, "format (think/answer)", unit="question")
     lines += table_lines(
         "failure kind", report["failures"], ("samples", "share"), lambda count: (count, count / report["samples"])
     )

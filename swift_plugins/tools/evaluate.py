@@ -166,7 +166,9 @@ def check_data(task: str, data: str | Path) -> int:
     try:
         for where, row in read_rows(data):
             rules.check_columns(row, where)
-            rules.check_row(row, where)
+            dataset = rules.check_row(row, where).get("gym_dataset")
+            if dataset is not None and task != f"gym:{dataset}":  # a gym task's report is of one dataset
+                raise DataError(f"{where}: a gym:{dataset} row, not one of --task {task}: evaluate each dataset apart")
             count += 1
     except OSError as error:
         raise DataError(f"--data {data}: cannot read it ({error.strerror or error})") from None

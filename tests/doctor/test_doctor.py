@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from swift_plugins.doctor.plugins import PLUGIN_GROUPS
-from swift_plugins.doctor.stacks import FIRST_VLLM_WITH_TRANSFORMERS_5, STACKS, pair_problem
+from swift_plugins.doctor.stacks import FIRST_VLLM_WITH_TRANSFORMERS_5, REASONING_GYM, STACKS, pair_problem
 
 from ..helpers import REPO, STAND_INS
 
@@ -108,6 +108,23 @@ def test_vllms_own_torch_pin_is_checked(tmp_path):
     (line,) = refusals(result)
     assert "vLLM 0.23.0 requires torch==2.11.0, but torch 2.8.0 is installed" in line, line
     assert f"pip install -r {REPO / 'requirements' / 'gpu-vllm0.23.txt'}" in line  # absolute: from any folder
+
+
+def test_a_reasoning_gym_other_than_the_audited_release_is_refused_in_one_line(tmp_path):
+    fake = tmp_path / "fake"
+    fake_dist(fake, "reasoning-gym", "0.1.26")
+    result = doctor(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    (line,) = refusals(result)
+    assert line == (
+        "refuse: reasoning-gym 0.1.26: the gym task's scorers are audited on 0.1.25 only (searched for hacks, "
+        "answer-evaluating ones guarded), and its reward refuses another release: pip install 'reasoning-gym==0.1.25'"
+    )
+    status = next(row for row in result.stdout.splitlines() if row.startswith("reasoning-gym "))
+    assert status.split()[1:] == ["0.1.26", *["0.1.25"] * len(STACKS), "refuse"]  # each stack's column
+    audited = tmp_path / "audited"
+    fake_dist(audited, "reasoning-gym", REASONING_GYM)
+    assert refusals(doctor(tmp_path, PYTHONPATH=f"{audited}:{REPO}")) == []
 
 
 def test_a_cpu_torch_on_a_gpu_box_is_refused(tmp_path):

@@ -6,10 +6,12 @@ import pytest
 from reasoning_gym import create_dataset
 
 from swift_plugins.gym import rewards
+from swift_plugins.gym.bounded import request
 from swift_plugins.gym.data import entry_of
 from swift_plugins.gym.generator import dataset_names, generate
-from swift_plugins.gym.guard import ALLOWED, refusal
+from swift_plugins.gym.guard import ALLOWED, PLAIN, refusal
 from swift_plugins.gym.scoring import samples_from_rows, score_samples
+from swift_plugins.gym.worker import score_request
 
 SYMPY = ("countdown", "puzzle24", "simple_integration", "intermediate_integration", "polynomial_multiplication")
 EVAL = ("binary_matrix", "spiral_matrix", "n_queens", "string_insertion")
@@ -40,7 +42,8 @@ def fresh_pool(monkeypatch):
 
 
 def test_the_guarded_datasets_are_exactly_those_whose_scorer_evaluates_the_answer():
-    assert set(ALLOWED) == {*SYMPY, *EVAL} and set(ALLOWED) <= set(dataset_names())
+    assert set(ALLOWED) == {*SYMPY, *EVAL} and not set(ALLOWED) & PLAIN
+    assert set(ALLOWED) | PLAIN == set(dataset_names())  # every served dataset audited, one way or the other
 
 
 @pytest.mark.parametrize("name", [*SYMPY, *EVAL])
@@ -76,24 +79,27 @@ def test_only_numbers_operators_and_the_gold_answers_names_pass(name, answer):
     assert refusal(name, answer) == f"guarded: not a plain answer for {name}"
 
 
-def test_plain_answers_and_list_forms_still_reach_the_scorer(fresh_pool):
+def test_plain_answers_and_list_forms_still_reach_the_scorer():
     plain = ("(6 - 2) * 6", "24 = 6*4", "2^3 + 7 // 2", " 1.5 , .5 ")
     assert [refusal("countdown", text) for text in plain] == [None] * len(plain)
     [row], _ = generate("spiral_matrix", size=1, seed=0)
-    columns = {key: [value] for key, value in row.items()}
-    # reasoning-gym's partial credit for a Python list spelling the gold answer survives the guard
+    # a Python list spelling the gold answer passes the guard and is scored: reasoning-gym's partial credit for it
+    # (0.1), which the reward does not pay (only a correct answer scores), not a refusal
     gold_as_list = str([int(cell) for cell in row["answer"].split()])
-    assert rewards.gym_accuracy_reward([f"<answer>{gold_as_list}</answer>"], **columns) == [0.1]
+    assert refusal("spiral_matrix", gold_as_list) is None
+    assert score_request(request("spiral_matrix", gold_as_list, row)) == {"score": 0.0, "seconds": pytest.approx(
+        0.0, abs=1.0)}  # fmt: skip
 
 
-def test_other_datasets_are_not_guarded(tmp_path, fresh_pool):
-    unguarded = [name for name in dataset_names() if name not in ALLOWED]
-    assert all(refusal(name, PAYLOADS["import"]) is None for name in unguarded)
+def test_the_other_served_datasets_run_no_answer_and_an_unaudited_one_refuses_every_answer(tmp_path, fresh_pool):
+    assert all(refusal(name, PAYLOADS["import"]) is None for name in PLAIN)
     [row], _ = generate("basic_arithmetic", size=1, seed=0)
     responses = [f"<answer>{PAYLOADS['import'].format(m=tmp_path / 'm')}</answer>", f"<answer>{row['answer']}</answer>"]
     samples = samples_from_rows([(f"r:{n}", {**row, "response": text}) for n, text in enumerate(responses)])
     assert [(sample.score, sample.verdict) for sample in samples] == [(0.0, "wrong"), (1.0, "correct")]
     assert not (tmp_path / "m").exists()  # basic_arithmetic's scorer compares text: nothing to guard
+    assert refusal("propositional_logic", "(P ∨ Q)") == "guarded: propositional_logic was not audited (reasoning-gym " \
+        "0.1.25)"  # fmt: skip
 
 
 def test_evaluate_reports_guarded_answers_as_their_own_failure_kind(fresh_pool):

@@ -1,0 +1,160 @@
+"""The reward's scores: 1.0 for a correct answer, 0.0 for anything else, by the dataset's own rules.
+
+reasoning-gym's scorers pay partial credit in many datasets, and the hack search (:mod:`.hacks`) finds it reachable
+without solving: the default scorer pays ``len(gold) / len(answer)`` to any answer holding the gold one (so a run of
+digits earns on every short numeric answer), arc_agi and countdown pay 0.05 to any answer, game_of_life 0.9 to a
+constant grid. So the reward keeps full credit only (:func:`score`): reasoning-gym's 1.0, under the dataset's own
+equivalences (its tolerances, its accepted spellings). Where even its full credit pays for an answer that ignores
+the question, this module scores the dataset itself (:data:`SCORERS`, each a test in ``tests/gym/test_gym_hacks.py``
+showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold answers still 1.0):
+
+- ``game_of_life_halting``: reasoning-gym compares ``bool(answer)`` with ``bool(gold)``: any non-empty answer
+  scores 1.0. Here: ``True`` or ``False`` (any case), the gold one.
+- ``coin_flip``: reasoning-gym gives credit for a matching prefix over the shorter length: ``0`` is full credit for
+  any probability below 0.1. Here: within its own tolerance of the gold probability (1e-4), and within 1% of it
+  (``0`` is no answer to a probability of 0.00006), compared exactly as fractions.
+- ``complex_arithmetic``: ``nan`` scores ``min(1.0, exp(-nan)) = 1.0``. Here: a finite number, at its distance 0.
+- ``puzzle24``: any expression making 24 of four numbers in range scores 1.0, whether or not they are the puzzle's
+  (one answer, ``1*3*5 + 9``, solves every puzzle). Here: + - * / over exactly the puzzle's numbers, exactly 24.
+- ``simple_integration``, ``intermediate_integration``: reasoning-gym's check (sympy simplifies the answer's
+  derivative less the integrand to 0), but only once the two agree numerically at three points: a wrong answer is
+  scored in about a millisecond, not in the 10 ms to a second sympy's ``simplify`` takes to fail (the hack search
+  and a trainer meet mostly wrong answers).
+
+A dataset that cannot be made sound is not served (:data:`.generator.NOT_SERVED`).
+
+>>> from reasoning_gym import create_dataset
+>>> halting = create_dataset("game_of_life_halting", size=1, seed=0)
+>>> entry = halting[0]
+>>> [score("game_of_life_halting", halting, answer, entry) for answer in ("no idea", entry["answer"].lower())]
+[0.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import ast
+import cmath
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+__all__ = ["SCORERS", "arithmetic", "score"]
+
+INTEGRATION_POINTS = (37, 113, 271)  # hundredths: where an integration answer's derivative is compared numerically
+
+
+def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
+    """The exact value of an expression of + - * / and parentheses over integer literals, and those literals; None
+    for anything else (another operator, a decimal, a name, a division by zero, a text Python cannot parse).
+
+    >>> arithmetic("(6 - 2) * 6"), arithmetic("1.5*2"), arithmetic("7 // 2"), arithmetic("1/0")
+    ((Fraction(24, 1), [6, 2, 6]), None, None, None)
+    """
+    try:
+        tree = ast.parse(answer.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # ValueError: a NUL byte
+        return None
+    literals: list[int] = []
+
+    def value(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            literals.append(node.value)
+            return Fraction(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Div):
+                return left / right  # ZeroDivisionError: no value
+            return left + right if isinstance(node.op, ast.Add) else left - right if isinstance(node.op, ast.Sub) \
+                else left * right  # fmt: skip
+        raise ValueError("not + - * / over integers")
+
+    try:
+        return value(tree.body), literals
+    except (ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+def _game_of_life_halting(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    return isinstance(answer, str) and answer.strip().lower() in ("true", "false") and \
+        answer.strip().lower() == entry["answer"].lower()  # fmt: skip
+
+
+def _coin_flip(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    try:
+        value, gold = (Fraction(text.replace(",", "").strip()) for text in (answer, entry["answer"]))
+    except (AttributeError, ValueError, ZeroDivisionError):  # None, not a number, n/0
+        return False
+    return abs(value - gold) <= min(Fraction(1, 10**4), abs(gold) / 100)  # reasoning-gym's tolerance, and 1%
+
+
+def _complex_arithmetic(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    value = dataset.parse_string_to_complex(answer) if isinstance(answer, str) else None
+    return value is not None and cmath.isfinite(value) and dataset.score_answer(answer, entry) >= 1.0
+
+
+def _nonzero_somewhere(derivative: Any, integrand: Any, x: Any) -> bool:
+    """Whether ``derivative`` and ``integrand`` of ``x`` clearly differ at one of three exact points (evaluated to 30
+    digits): then their difference is not identically 0. Exact points: a float point's 15 digits would bound the
+    accuracy of ``exp(35)``-sized terms that cancel."""
+    import sympy
+
+    for numerator in INTEGRATION_POINTS:
+        point = sympy.Rational(numerator, 100)
+        want, got = (expression.subs(x, point).evalf(30) for expression in (integrand, derivative))
+        if all(value.is_number and value.is_finite for value in (want, got)):
+            difference, scale = abs(complex(got - want)), max(1.0, abs(complex(want)))
+            if difference > 1e-9 * scale:
+                return True
+    return False
+
+
+def _integration(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    import sympy
+
+    if not isinstance(answer, str):
+        return False
+    variable = entry["metadata"]["variable"]
+    x = sympy.Symbol(variable)
+    try:  # as reasoning-gym parses them (an answer here has passed the guard: a plain expression)
+        antiderivative = sympy.parse_expr(answer, local_dict={variable: x, "C": sympy.Symbol("C")})
+        if not isinstance(antiderivative, sympy.Expr):  # a tuple of candidates, an equation: no antiderivative
+            return False
+        integrand = sympy.parse_expr(entry["metadata"]["integrand"], local_dict={variable: x})
+        if _nonzero_somewhere(sympy.diff(antiderivative, x), integrand, x):
+            return False
+    except Exception:  # reasoning-gym's scorer scores 0 whatever it meets (a bare except)
+        return False
+    return dataset.score_answer(answer, entry) >= 1.0
+
+
+def _puzzle24(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    found = arithmetic(answer) if isinstance(answer, str) else None
+    return found is not None and found[0] == 24 and sorted(found[1]) == sorted(entry["metadata"]["numbers"])
+
+
+SCORERS: dict[str, Callable[[Any, str | None, dict[str, Any]], bool]] = {
+    "game_of_life_halting": _game_of_life_halting,
+    "coin_flip": _coin_flip,
+    "complex_arithmetic": _complex_arithmetic,
+    "puzzle24": _puzzle24,
+    "simple_integration": _integration,
+    "intermediate_integration": _integration,
+}
+
+
+def score(name: str, dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
+    """1.0 if ``answer`` is correct for ``entry`` of dataset ``name`` (built: ``dataset``), else 0.0.
+
+    This module's scorer where it has one, else reasoning-gym's full credit; a score that is not a finite number
+    raises ValueError, as any scorer's error does (the worker reports it).
+    """
+    if name in SCORERS:
+        return float(SCORERS[name](dataset, answer, entry))
+    value = float(dataset.score_answer(answer, entry))
+    if not math.isfinite(value):
+        raise ValueError(f"score_answer gave {value}")
+    return 1.0 if value >= 1.0 else 0.0
