@@ -8,6 +8,8 @@ Run with ``--help`` after any command for its options.
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
 from pathlib import Path
 
@@ -68,13 +70,17 @@ def _evaluate(args: argparse.Namespace) -> None:
     print(f"\nwrote {args.out / 'score.json'}, {args.out / 'examples.jsonl'} and {args.out / 'results.jsonl'}")
 
 
+_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
 def _temperature(text: str) -> float:
-    """An argparse type: a finite temperature >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
+    """An argparse type: a finite temperature >= 0.
+
+    >>> _temperature("0.7"), _temperature("1e0")
+    (0.7, 1.0)
+    """
+    value = float(text) if _DECIMAL.fullmatch(text) else math.inf
+    if not value < math.inf:
         raise argparse.ArgumentTypeError(f"a number >= 0, got {text!r}")
     return value
 
