@@ -38,7 +38,7 @@ from ..watch.checkpoints import is_complete
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
 
-__all__ = ["SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_command", "stages"]
+__all__ = ["SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_command", "select_command", "stages"]
 
 # Offline: transformers, datasets and huggingface_hub honour these; --check_model false (below) stops swift's
 # ModelScope "is the local model the latest" call.

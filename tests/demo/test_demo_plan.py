@@ -154,8 +154,8 @@ def test_the_script_prints_every_stage_and_runs_nothing(tmp_path):
     result = run_script(tmp_path, DRY_RUN="1")
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith("countdown_demo.sh: DRY_RUN: cpu scale: torch sees no CUDA device")
-    titles = [line for line in result.stdout.splitlines() if line.startswith("# ") and "/8 " in line]
-    assert [title.split()[1] for title in titles] == [f"{n}/8" for n in range(1, 9)]
+    titles = [line for line in result.stdout.splitlines() if line.startswith("# ") and "/9 " in line]
+    assert [title.split()[1] for title in titles] == [f"{n}/9" for n in range(1, 10)]  # the selection is the 6th
     swift = [words for words in shell_commands(result.stdout) if "swift" in words]
     assert [words[words.index("swift") + 1] for words in swift] == ["sft", "rlhf"]
     assert not (tmp_path / "out").exists()
