@@ -30,14 +30,7 @@ from .commands import Plan
 from .host import check_gpus, check_stack, check_swift, swift_interpreter
 from .settings import Settings
 
-__all__ = [
-    "REPORT_TO_VALUES",
-    "check_batches",
-    "check_host",
-    "check_plan",
-    "check_port",
-    "port_is_free",
-]
+__all__ = ["REPORT_TO_VALUES", "check_batches", "check_host", "check_plan", "check_port", "port_is_free"]
 
 # transformers' INTEGRATION_TO_CALLBACK (transformers/integrations/integration_utils.py; "... is not supported"
 # otherwise) plus its "all" and "none"; ms-swift passes --report_to through to TrainingArguments.

@@ -21,15 +21,8 @@ from ..core.flags import Flags
 from ..integration.vllm_cpu import EAGER
 from .settings import Settings
 
-__all__ = [
-    "ROLLOUT_LOG",
-    "TRAINER_WORDS",
-    "Plan",
-    "rollout_command",
-    "selection_command",
-    "trainer_command",
-    "trainer_flags",
-]
+__all__ = ["ROLLOUT_LOG", "TRAINER_WORDS", "Plan", "rollout_command", "selection_command", "trainer_command",
+           "trainer_flags"]
 
 ROLLOUT_LOG = "rollout.log"  # the rollout server's log in OUTPUT_DIR (a training node's too, where it is shared)
 SMOKE_MODEL_ARGS = ("--model_type", "qwen2", "--template", "qwen2_5")  # the tiny Qwen2.5-shaped model

@@ -22,13 +22,7 @@ from ..core.flags import Flags
 from ..watch.checkpoints import newest_checkpoint
 from .settings import Settings
 
-__all__ = [
-    "RESUME_ENV",
-    "RESUME_FLAGS",
-    "read_trainer",
-    "resume_flags",
-    "write_record",
-]
+__all__ = ["RESUME_ENV", "RESUME_FLAGS", "read_trainer", "resume_flags", "write_record"]
 
 # What must not change when a run resumes: the model and its tuner, the data and its order, and the shape of
 # a step (a ZeRO-3 checkpoint is sharded per process; the data position counts batches).

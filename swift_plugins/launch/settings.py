@@ -31,10 +31,7 @@ from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
 from .layouts import LAYOUTS, GpuSetting, Layout, Recipe, recipe_named
 
-__all__ = [
-    "Settings",
-]
-
+__all__ = ["Settings"]
 
 
 def _gpus(setting: GpuSetting | None, env: Mapping[str, str]) -> tuple[str, ...]:
@@ -234,14 +231,11 @@ def _selection(env: Mapping[str, str], dataset: str, smoke_dir: Path | None) -> 
     local = Path(dataset).is_file() or (smoke_dir is not None and Path(dataset).is_relative_to(smoke_dir))
     if not local:
         raise SettingError(f"SELECT_SAMPLES needs DATASET to be a local file of candidate rows, got {dataset!r}")
-    band = env.get("SELECT_BAND") or f"1-{samples - 1}"
-    least, sep, most = band.partition("-")
-    if not (sep and least.isdigit() and most.isdigit()):
-        raise SettingError(f"SELECT_BAND={band!r}: expected LEAST-MOST right answers of SELECT_SAMPLES, such as 1-7")
+    band = env.get("SELECT_BAND") or None
     try:
-        return Band(samples, int(least), int(most))
+        return Band.parse(samples, band)
     except SettingError as error:
-        raise SettingError(f"SELECT_SAMPLES={samples} SELECT_BAND={band}: {error}") from None
+        raise SettingError(f"SELECT_SAMPLES={samples}{f' SELECT_BAND={band}' if band else ''}: {error}") from None
 
 
 def _output_dir(name: str, recipe: Recipe, env: Mapping[str, str], repo: Path, smoke: bool, resume: bool) -> Path:

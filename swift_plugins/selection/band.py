@@ -44,6 +44,20 @@ class Band:
     def upper(self) -> int:
         return self.samples - 1 if self.most is None else self.most
 
+    @classmethod
+    def parse(cls, samples: int, text: str | None) -> Band:
+        """``LEAST-MOST`` right answers of ``samples`` (None: the default band), refused in one line otherwise.
+
+        >>> Band.parse(8, "2-6").describe()
+        '2-6 of 8'
+        """
+        if text is None:
+            return cls(samples)
+        least, sep, most = text.partition("-")
+        if not (sep and least.isdigit() and most.isdigit()):
+            raise SettingError(f"band {text!r}: expected LEAST-MOST right answers of {samples}, such as 1-7")
+        return cls(samples, int(least), int(most))
+
     def keeps(self, solved: int) -> bool:
         return self.least <= solved <= self.upper
 

@@ -14,24 +14,11 @@ from ..tools.evaluate import Sampling
 from .band import Band
 from .select import select_rows
 
-__all__ = ["add_command", "solve_band"]
-
-
-def solve_band(text: str) -> tuple[int, int]:
-    """An argparse type: ``LEAST-MOST``, the solve counts a kept row may have.
-
-    >>> solve_band("1-7")
-    (1, 7)
-    """
-    least, sep, most = text.partition("-")
-    if not (sep and least.isdigit() and most.isdigit()):
-        raise argparse.ArgumentTypeError(f"expected LEAST-MOST solve counts such as 1-7, got {text!r}")
-    return int(least), int(most)
+__all__ = ["add_command"]
 
 
 def _select(args: argparse.Namespace) -> None:
-    least, most = args.band or (1, args.samples - 1)
-    band = Band(args.samples, least, most)
+    band = Band.parse(args.samples, args.band)
     sampling = Sampling(args.samples, args.temperature, args.top_k, args.seed, args.top_p)
     with writing(args.out):
         selection = select_rows(
@@ -56,9 +43,7 @@ def add_command(parent: argparse._SubParsersAction, task_type: object) -> argpar
     command.add_argument("--out", type=Path, required=True, help="the kept rows (.jsonl, .json or .parquet)")
     command.add_argument("--limit", type=int_at_least(1), help="ask about the first LIMIT candidate rows only")
     command.add_argument("--samples", type=int_at_least(2), default=8, help="answers a row (default 8)")
-    command.add_argument(
-        "--band", type=solve_band, help="LEAST-MOST right answers a kept row has (default 1 to SAMPLES-1)"
-    )
+    command.add_argument("--band", help="LEAST-MOST right answers a kept row has (default 1 to SAMPLES-1)")
     command.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     command.add_argument("--top-k", type=int_at_least(1), help="sample from the K likeliest tokens (default: all)")
     command.add_argument("--top-p", type=float, default=1.0, help="sample from the likeliest tokens holding this share")

@@ -197,8 +197,8 @@ def test_a_training_node_leaves_the_selection_to_the_rollout_host(tmp_path):
     ("env", "message"),
     [
         ({"SELECT_SAMPLES": "8"}, "SELECT_SAMPLES needs DATASET to be a local file of candidate rows, got 'zouxuhong/"),
-        ({"SELECT_SAMPLES": "1", "DATASET": "LOCAL"}, "SELECT_SAMPLES=1 SELECT_BAND=1-0: --samples 1: a solve rate"),
-        ({"SELECT_SAMPLES": "8", "SELECT_BAND": "7", "DATASET": "LOCAL"}, "SELECT_BAND='7': expected LEAST-MOST"),
+        ({"SELECT_SAMPLES": "1", "DATASET": "LOCAL"}, "SELECT_SAMPLES=1: --samples 1: a solve rate"),
+        ({"SELECT_SAMPLES": "8", "SELECT_BAND": "7", "DATASET": "LOCAL"}, "SELECT_BAND=7: band '7': expected LEAST"),
         ({"SELECT_SAMPLES": "8", "SELECT_BAND": "0-8", "DATASET": "LOCAL"}, "keeps every row: nothing is selected"),
         ({"SELECT_BAND": "1-7"}, "SELECT_BAND without SELECT_SAMPLES"),
         ({"DYNAMIC_SAMPLE": "yes"}, "DYNAMIC_SAMPLE must be a non-negative integer, got 'yes'"),

@@ -77,13 +77,17 @@ def test_every_task_gives_its_rows_prompt_keys_without_scoring_them(tmp_path, co
         assert len(prompt_keys(task, path)) == rows, task  # distinct rows, distinct keys
 
 
-def test_the_command_refuses_a_bad_band_in_one_line(tmp_path, countdown_rows):
+@pytest.mark.parametrize(("band", "message"), [
+    ("3-1", "band 3-1 of 4: expected 0 <= least <= most <= samples"),
+    ("7", "band '7': expected LEAST-MOST right answers of 4, such as 1-7"),
+])  # fmt: skip
+def test_the_command_refuses_a_bad_band_in_one_line(tmp_path, countdown_rows, band, message):
     train = _write(tmp_path / "train.jsonl", countdown_rows)
     result = subprocess.run(
         [sys.executable, "-m", "swift_plugins", "select", "Qwen/Qwen2.5-0.5B-Instruct", "--task", "countdown",
-         "--candidates", str(train), "--out", str(tmp_path / "kept.jsonl"), "--samples", "4", "--band", "3-1"],
+         "--candidates", str(train), "--out", str(tmp_path / "kept.jsonl"), "--samples", "4", "--band", band],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines()[-1].endswith("band 3-1 of 4: expected 0 <= least <= most <= samples")
+    assert result.stderr.strip().splitlines()[-1].endswith(message)
     assert not (tmp_path / "kept.jsonl").exists()
