@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from .core.cli import int_at_least, run_parsed, writing
+from .core.cli import add_inference_command, int_at_least, run_parsed, writing
 from .core.errors import SettingError
 from .core.files import atomic_path, check_output
 from .countdown import cli as countdown_cli
@@ -139,13 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m swift_plugins", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    ev = commands.add_parser(
-        "evaluate",
-        help="swift infer on a held-out file of a task (greedy, or N samples a row), then score",
-        epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
+    ev = add_inference_command(
+        commands, "evaluate", "swift infer on a held-out file of a task (greedy, or N samples a row), then score", _task
     )
-    ev.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
-    ev.add_argument("--task", type=_task, required=True, help="countdown, gsm8k or gym:<name>")
     ev.add_argument("--data", type=Path, required=True, help="held-out rows of the task (e.g. a .test.jsonl file)")
     ev.add_argument(
         "--out",

@@ -18,7 +18,10 @@ from typing import Any
 from .errors import OutputError, PluginError
 from .files import check_output, write_rows, write_text
 
-__all__ = ["add_score_command", "int_at_least", "run_command", "run_parsed", "run_task_command", "writing"]
+__all__ = [
+    "add_inference_command", "add_score_command", "int_at_least", "run_command", "run_parsed", "run_task_command",
+    "writing",
+]
 
 INTERRUPTED = 130  # 128 + SIGINT
 
@@ -53,6 +56,19 @@ def writing(path: str | Path) -> Iterator[None]:
         yield
     except OSError as error:
         raise OutputError(path, error) from None
+
+
+def add_inference_command(
+    parent: argparse._SubParsersAction, name: str, help: str, task_type: Callable[[str], Any]
+) -> argparse.ArgumentParser:
+    """A subcommand that runs ``swift infer`` with a model on a task's rows: ``MODEL --task T``; flags after ``--``
+    go to swift infer."""
+    command = parent.add_parser(
+        name, help=help, epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml"
+    )
+    command.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
+    command.add_argument("--task", type=task_type, required=True, help="countdown, gsm8k or gym:<name>")
+    return command
 
 
 def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..core.cli import int_at_least, writing
+from ..core.cli import add_inference_command, int_at_least, writing
 from ..tools.evaluate import Sampling
 from .band import Band
 from .select import select_rows
@@ -32,13 +32,10 @@ def _select(args: argparse.Namespace) -> None:
 
 def add_command(parent: argparse._SubParsersAction, task_type: object) -> argparse.ArgumentParser:
     """Add ``select`` to a command line's subcommands; ``task_type`` reads ``--task``."""
-    command = parent.add_parser(
-        "select",
-        help="keep the training rows a model solves sometimes (N samples a row, a band of solve counts)",
-        epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml",
-    )
-    command.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
-    command.add_argument("--task", type=task_type, required=True, help="countdown, gsm8k or gym:<name>")
+    command = add_inference_command(
+        parent, "select", "keep the training rows a model solves sometimes (N samples a row, a band of solve counts)",
+        task_type,
+    )  # fmt: skip
     command.add_argument("--candidates", type=Path, required=True, help="the task's training rows to choose from")
     command.add_argument("--out", type=Path, required=True, help="the kept rows (.jsonl, .json or .parquet)")
     command.add_argument("--limit", type=int_at_least(1), help="ask about the first LIMIT candidate rows only")

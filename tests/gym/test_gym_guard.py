@@ -33,14 +33,6 @@ NOT_PLAIN = ["chr(95)", "eval(1)", "getattr(x, x)", "open(x)", "input()", "exit(
              "1_000", "2x", "sinh(x)", "x;1", "x\\\n1", "\u0661"]  # fmt: skip
 
 
-@pytest.fixture
-def fresh_pool(monkeypatch):
-    monkeypatch.setattr(rewards, "_POOL", None)
-    yield
-    rewards.shared_pool().close()
-    monkeypatch.setattr(rewards, "_POOL", None)
-
-
 def test_the_guarded_datasets_are_exactly_those_whose_scorer_evaluates_the_answer():
     assert set(ALLOWED) == {*SYMPY, *EVAL} and not set(ALLOWED) & PLAIN
     assert set(ALLOWED) | PLAIN == set(dataset_names())  # every served dataset audited, one way or the other

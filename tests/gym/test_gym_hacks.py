@@ -124,14 +124,6 @@ def test_each_fixed_scorer_scores_its_hack_0_and_500_gold_answers_1(name, golds)
         1.0] * 500  # fmt: skip
 
 
-@pytest.fixture
-def fresh_pool(monkeypatch):
-    monkeypatch.setattr(rewards, "_POOL", None)
-    yield
-    rewards.shared_pool().close()
-    monkeypatch.setattr(rewards, "_POOL", None)
-
-
 @pytest.mark.parametrize(("name", "hack"), [("game_of_life_halting", "False"), ("coin_flip", "0"),
                                             ("complex_arithmetic", "nan")])  # fmt: skip
 def test_the_issues_three_hacks_score_0_through_the_reward(name, hack, rows, fresh_pool):
