@@ -17,9 +17,10 @@ showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold an
 - ``puzzle24``: any expression making 24 of four numbers in range scores 1.0, whether or not they are the puzzle's
   (one answer, ``1*3*5 + 9``, solves every puzzle). Here: + - * / over exactly the puzzle's numbers, exactly 24.
 - ``simple_integration``, ``intermediate_integration``: reasoning-gym's check (sympy simplifies the answer's
-  derivative less the integrand to 0), but only once the two agree numerically at three points: a wrong answer is
-  scored in about a millisecond, not in the 10 ms to a second sympy's ``simplify`` takes to fail (the hack search
-  and a trainer meet mostly wrong answers).
+  derivative less the integrand to 0), on expressions read by :func:`expression` (this package's reader: no
+  ``eval`` underneath, unlike sympy's ``parse_expr``), and only once the two agree numerically at three points: a
+  wrong answer is scored in about a millisecond, not in the 10 ms to a second sympy's ``simplify`` takes to fail
+  (the hack search and a trainer meet mostly wrong answers).
 
 A dataset that cannot be made sound is not served (:data:`.generator.NOT_SERVED`).
 
@@ -35,13 +36,16 @@ from __future__ import annotations
 import ast
 import cmath
 import math
+import operator
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["SCORERS", "arithmetic", "score"]
+__all__ = ["SCORERS", "arithmetic", "expression", "score"]
 
 INTEGRATION_POINTS = (37, 113, 271)  # hundredths: where an integration answer's derivative is compared numerically
+# The functions the integrations' gold answers and integrands call (docs/tasks.md: the guard's names)
+FUNCTIONS = ("sin", "cos", "exp", "log", "asin", "atan", "sqrt", "Integral")
 
 
 def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
@@ -75,6 +79,39 @@ def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
     try:
         return value(tree.body), literals
     except (ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+def expression(text: str) -> Any:
+    """``text`` as a sympy expression, as sympy's ``parse_expr`` reads a plain one (integers exact, a name a symbol,
+    :data:`FUNCTIONS` called by name), built from Python's syntax tree without evaluating it; None for anything
+    else (another operator, a keyword, an attribute, a tuple, a text Python cannot parse).
+
+    >>> expression("-2*X**3/3 + C"), expression("x*exp(x**2)/2"), expression("x.real"), expression("x ^ 2")
+    (C - 2*X**3/3, x*exp(x**2)/2, None, None)
+    """
+    import sympy
+
+    operators = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+                 ast.Pow: operator.pow}  # fmt: skip
+
+    def build(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return sympy.Integer(node.value) if type(node.value) is int else sympy.Float(repr(node.value))
+        if isinstance(node, ast.Name) and node.id not in FUNCTIONS:
+            return sympy.Symbol(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+            return -build(node.operand) if isinstance(node.op, ast.USub) else build(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in operators:
+            return operators[type(node.op)](build(node.left), build(node.right))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS \
+                and not node.keywords:  # fmt: skip
+            return getattr(sympy, node.func.id)(*(build(argument) for argument in node.args))
+        raise ValueError("not a plain expression")
+
+    try:
+        return build(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, TypeError, ZeroDivisionError, MemoryError, RecursionError):
         return None
 
 
@@ -115,20 +152,16 @@ def _nonzero_somewhere(derivative: Any, integrand: Any, x: Any) -> bool:
 def _integration(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
     import sympy
 
-    if not isinstance(answer, str):
+    antiderivative = expression(answer) if isinstance(answer, str) else None
+    integrand = expression(entry["metadata"]["integrand"])
+    if antiderivative is None or integrand is None:
         return False
-    variable = entry["metadata"]["variable"]
-    x = sympy.Symbol(variable)
-    try:  # as reasoning-gym parses them (an answer here has passed the guard: a plain expression)
-        antiderivative = sympy.parse_expr(answer, local_dict={variable: x, "C": sympy.Symbol("C")})
-        if not isinstance(antiderivative, sympy.Expr):  # a tuple of candidates, an equation: no antiderivative
-            return False
-        integrand = sympy.parse_expr(entry["metadata"]["integrand"], local_dict={variable: x})
-        if _nonzero_somewhere(sympy.diff(antiderivative, x), integrand, x):
-            return False
+    x = sympy.Symbol(entry["metadata"]["variable"])
+    try:  # reasoning-gym's check, on the expressions read here
+        derivative = sympy.diff(antiderivative, x)
+        return not _nonzero_somewhere(derivative, integrand, x) and sympy.simplify(derivative - integrand) == 0
     except Exception:  # reasoning-gym's scorer scores 0 whatever it meets (a bare except)
         return False
-    return dataset.score_answer(answer, entry) >= 1.0
 
 
 def _puzzle24(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:

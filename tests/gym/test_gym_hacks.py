@@ -25,7 +25,7 @@ from swift_plugins.gym.data import entry_of
 from swift_plugins.gym.entries import decode
 from swift_plugins.gym.generator import check_name, dataset_names, generate
 from swift_plugins.gym.hacks import search
-from swift_plugins.gym.scorers import SCORERS, score
+from swift_plugins.gym.scorers import SCORERS, expression, score
 from swift_plugins.gym.worker import score_request
 
 from ..helpers import REPO
@@ -187,3 +187,15 @@ def test_another_reasoning_gym_release_is_refused_in_one_line(tmp_path, rows):
     assert reward.returncode != 0 and reward.stderr.strip().splitlines()[-1].startswith(
         "swift_plugins.core.errors.SettingError: reasoning-gym 0.1.26 is installed")  # fmt: skip
     assert sorted(SCORERS) == sorted([*HACKS, "simple_integration", "intermediate_integration"])
+
+
+@pytest.mark.parametrize("name", ["simple_integration", "intermediate_integration"])
+def test_the_package_reads_every_gold_answer_and_integrand_as_sympys_parser_does(name, golds):
+    # expression() builds without eval what sympy's parse_expr (eval underneath) builds from the same text
+    import sympy
+
+    for entry in entries(golds[name]):
+        variable = entry["metadata"]["variable"]
+        names = {variable: sympy.Symbol(variable), "C": sympy.Symbol("C")}
+        for text in (entry["answer"], entry["metadata"]["integrand"]):
+            assert expression(text) == sympy.parse_expr(text, local_dict=names), text
