@@ -24,7 +24,7 @@ from ..launch.follow import follow_trainer
 from ..selection.select import Selection
 from ..watch.checkpoints import is_complete, newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
-from ..watch.log import find_log, read_steps, zero_spread_share
+from ..watch.log import describe_zero_spread, find_log, read_steps
 from .plan import DemoPlan, Stage, stages
 
 __all__ = ["demo", "detect_hardware"]
@@ -125,6 +125,6 @@ def _run_stage(stage: Stage, children: Children, plan: DemoPlan) -> None:
     if stage.selection is not None:
         children.console.show(f"  {Selection(**json.loads(stage.selection.read_text())).summary()}")
     if stage.watched is not None:
-        alike = zero_spread_share(read_steps(find_log(stage.watched)))
-        if alike is not None:
-            children.console.show(f"  groups without reward spread (no gradient): {alike[0]:.0%} of the trained groups")
+        spread = describe_zero_spread(read_steps(find_log(stage.watched)))
+        if spread is not None:
+            children.console.show(f"  {spread}")

@@ -25,7 +25,7 @@ from ..core.flags import Flags
 from ..core.processes import Children
 from ..watch.checkpoints import newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
-from ..watch.log import latest_log, read_steps, zero_spread_share
+from ..watch.log import describe_zero_spread, latest_log, read_steps
 from .advice import advise
 from .checks import check_host, check_plan
 from .commands import ROLLOUT_LOG, Plan, rollout_command, selection_command, trainer_command, trainer_flags
@@ -220,10 +220,9 @@ def _report_success(plan: Plan, python: str, seconds: float, console: Console) -
     console.note(f"training finished; outputs in {settings.output_dir}")
     checkpoint = newest_checkpoint(settings.output_dir)
     log = latest_log(settings.output_dir)
-    alike = zero_spread_share(read_steps(log)) if log is not None and log.is_file() else None
-    if alike is not None:
-        console.note(f"groups without reward spread (no gradient): {alike[0]:.0%} of the trained groups, "
-                     f"over {alike[1]} steps")  # fmt: skip
+    spread = describe_zero_spread(read_steps(log)) if log is not None and log.is_file() else None
+    if spread is not None:
+        console.note(spread)
     if settings.smoke:
         if checkpoint is None:
             raise LaunchError(

@@ -33,6 +33,7 @@ __all__ = [
     "LOG_NAME",
     "GrowingFile",
     "LogTail",
+    "describe_zero_spread",
     "find_log",
     "is_grpo",
     "is_number",
@@ -203,6 +204,18 @@ def zero_spread_share(steps: Iterable[dict[str, Any]]) -> tuple[float, int] | No
     """
     shares = [step["frac_reward_zero_std"] for step in steps if is_number(step.get("frac_reward_zero_std"))]
     return (round(sum(shares) / len(shares), 4), len(shares)) if shares else None
+
+
+def describe_zero_spread(steps: Iterable[dict[str, Any]]) -> str | None:
+    """The line a GRPO run or stage ends with: :func:`zero_spread_share` in words; None when no step logs it.
+
+    >>> describe_zero_spread([{"frac_reward_zero_std": 0.75}, {"frac_reward_zero_std": 0.25}])
+    'groups without reward spread (no gradient): 50% of the trained groups, over 2 steps'
+    """
+    alike = zero_spread_share(steps)
+    if alike is None:
+        return None
+    return f"groups without reward spread (no gradient): {alike[0]:.0%} of the trained groups, over {alike[1]} steps"
 
 
 def is_grpo(steps: Iterable[dict[str, Any]]) -> bool:
