@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from swift_plugins.core.processes import children_cpu_seconds
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 # name -> (evaluate's --backend, the dtype swift infer loads the model in, more swift flags); evaluate runs
@@ -34,11 +35,6 @@ VARIANTS = {
 BASELINE = "transformers-float32"
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_variant(name: str, model: str, data: Path, out: Path, batch_size: int) -> dict:
     """CPU and wall seconds of one ``evaluate`` command, its accuracy, and its answers by puzzle."""
     backend, dtype, flags = VARIANTS[name]
@@ -46,11 +42,11 @@ def run_variant(name: str, model: str, data: Path, out: Path, batch_size: int) -
                "--out", str(out), "--max-new-tokens", "76", "--batch-size", str(batch_size), "--backend", backend,
                "--quiet", "--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", dtype,
                *flags]  # fmt: skip
-    started, cpu = time.monotonic(), _children_cpu()
+    started, cpu = time.monotonic(), children_cpu_seconds()
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **OFFLINE})
     if result.returncode != 0:
         sys.exit(f"bench_evaluate_cpu: {name} failed: {result.stderr[-800:]}")
-    cpu, wall = _children_cpu() - cpu, time.monotonic() - started
+    cpu, wall = children_cpu_seconds() - cpu, time.monotonic() - started
     answers = {}
     for line in (out / "results.jsonl").read_text().splitlines():
         row = json.loads(line)

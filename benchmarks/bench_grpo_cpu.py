@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from swift_plugins.core.processes import children_cpu_seconds  # noqa: E402
 from swift_plugins.demo.plan import DemoPlan, grpo_command, select_command  # noqa: E402
 from swift_plugins.tools.compare import compare  # noqa: E402
 from swift_plugins.watch.checkpoints import newest_checkpoint  # noqa: E402
@@ -95,11 +95,6 @@ def _tree_cpu_seconds(pid: int) -> float:
     return total
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _quarter_means(steps: list[dict], key: str) -> tuple[float, float]:
     quarter = max(1, len(steps) // 4)
     first, last = steps[:quarter], steps[-quarter:]
@@ -111,11 +106,11 @@ def _select(plan: DemoPlan, folder: Path) -> float:
     report = plan.selected.with_name(f"{plan.selected.name}.selection.json")
     if not report.is_file():
         command = select_command(plan)
-        before = _children_cpu()
+        before = children_cpu_seconds()
         with (folder / "select.log").open("w") as log:
             subprocess.run(command.argv, env=command.environment(os.environ), stdout=log, stderr=subprocess.STDOUT,
                            check=True)  # fmt: skip
-        (folder / "select_cpu.json").write_text(json.dumps({"cpu": _children_cpu() - before}))
+        (folder / "select_cpu.json").write_text(json.dumps({"cpu": children_cpu_seconds() - before}))
     return json.loads((folder / "select_cpu.json").read_text())["cpu"]
 
 

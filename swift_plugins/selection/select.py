@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import resource
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -29,6 +28,7 @@ from typing import Any
 
 from ..core.errors import DataError, SettingError
 from ..core.files import check_output, held_out_path, read_rows, write_rows, write_text
+from ..core.processes import children_cpu_seconds
 from ..tasks import task_named
 from ..tools.evaluate import Sampling, evaluate
 from .band import Band, histogram
@@ -107,13 +107,13 @@ def select_rows(
     check_paths(task, candidates, out, Path(held_out) if held_out is not None else None)
     rows = [row for _, row in itertools.islice(read_rows(candidates), limit)]
     evaluation = out.with_name(f"{out.name}.selection")
-    started, before = time.monotonic(), _children_cpu()
+    started, before = time.monotonic(), children_cpu_seconds()
     with tempfile.TemporaryDirectory(prefix="select-") as scratch:
         asked = candidates if limit is None else Path(scratch) / "candidates.jsonl"
         if limit is not None:
             write_rows(rows, asked)
         report = evaluate(model, asked, evaluation, task=task, sampling=sampling, quiet=True, **options)
-    seconds, cpu = time.monotonic() - started, _children_cpu() - before
+    seconds, cpu = time.monotonic() - started, children_cpu_seconds() - before
     answers = [row["solved"] for _, row in read_rows(evaluation / "results.jsonl")]
     solved = answers[:: band.samples]
     if len(solved) != len(rows):
@@ -128,8 +128,3 @@ def select_rows(
                           round(seconds, 1), round(cpu, 1), len(answers))  # fmt: skip
     write_text(json.dumps(asdict(selection), indent=2) + "\n", out.with_name(f"{out.name}.selection.json"))
     return selection
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
