@@ -41,6 +41,7 @@ __all__ = [
     "held_out_path",
     "keep_previous",
     "read_rows",
+    "split_paths",
     "write_jsonl",
     "write_rows",
     "write_text",
@@ -150,6 +151,26 @@ def held_out_path(path: str | Path) -> Path:
     """
     path = Path(path)
     return path.with_name(f"{path.stem}.test{path.suffix}")
+
+
+def split_paths(out: str | Path, size: int, test_size: int) -> tuple[Path | None, Path | None]:
+    """Where ``generate --size SIZE --test-size TEST_SIZE --out OUT`` writes its training and held-out rows.
+
+    The training rows go to ``out`` and the held-out rows beside it (:func:`held_out_path`), the file the
+    launcher takes as a dataset's held-out split. With ``size`` 0 the held-out rows are the only rows, so
+    they go to ``out`` itself. None: that split has no file.
+
+    >>> split_paths("data/train.jsonl", 50000, 1000)
+    (PosixPath('data/train.jsonl'), PosixPath('data/train.test.jsonl'))
+    >>> split_paths("data/eval.jsonl", 0, 1000)
+    (None, PosixPath('data/eval.jsonl'))
+    >>> split_paths("data/train.jsonl", 64, 0)
+    (PosixPath('data/train.jsonl'), None)
+    """
+    out = Path(out)
+    if not test_size:
+        return out, None
+    return (out, held_out_path(out)) if size else (None, out)
 
 
 def write_text(text: str, path: str | Path) -> Path:

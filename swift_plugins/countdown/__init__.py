@@ -18,7 +18,7 @@ PRESET = replace(
     think_answer.PRESET,
     dataset="zouxuhong/Countdown-Tasks-3to4#50000",
     args=think_answer.task_args("external_countdown", "--num_train_epochs", "1"),
-    smoke_data=("swift_plugins", "countdown", "generate", "--num", "64", "--test-size", "16", "--seed", "0",
+    smoke_data=("swift_plugins", "countdown", "generate", "--size", "64", "--test-size", "16", "--seed", "0",
                 "--jobs", "1", "--quiet"),
     # ms-swift's Countdown run oscillated around step 200 with lr 1e-6 and beta 0.04
     collapse=("1e-6", "0.04"),
@@ -31,6 +31,6 @@ SPEC = TaskSpec(
     adapter="swift_plugins.countdown.swift_adapter",
     preset=PRESET,
     system_prompt=think_answer.SYSTEM_PROMPT,
-    held_out_hint="held-out puzzles, e.g. python -m swift_plugins countdown generate --num 1000 --seed 1 "
+    held_out_hint="held-out puzzles, e.g. python -m swift_plugins countdown generate --size 1000 --seed 1 "
     "--out held-out.jsonl",
 )

@@ -17,7 +17,7 @@ from tqdm import tqdm
 from ..core.cli import add_score_command, run_task_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
-from ..core.files import check_output, held_out_path, write_rows, write_text
+from ..core.files import check_output, split_paths, write_rows, write_text
 from . import scoring
 from .data import read_columns
 
@@ -40,18 +40,19 @@ def _range(text: str) -> tuple[int, int]:
 def _generate(args: argparse.Namespace) -> None:
     from .generator import CountdownConfig, generate
 
-    check_output(args.out)
-    if args.test_size:
-        check_output(held_out_path(args.out))
+    train_path, held_out = split_paths(args.out, args.size, args.test_size)
+    for path in filter(None, (train_path, held_out)):
+        check_output(path)
     config = CountdownConfig(*args.count, *args.numbers, *args.targets)
-    total = args.num + args.test_size
+    total = args.size + args.test_size
     found = generate(config, total, args.seed, jobs=args.jobs)
     rows = list(tqdm(found, total=total, unit="rows", desc="generate", disable=args.quiet))
-    write_rows(rows[: args.num], args.out)
-    print(f"wrote {args.num} rows to {args.out}")
-    if args.test_size:
-        write_rows(rows[args.num :], held_out_path(args.out))
-        print(f"wrote {args.test_size} held-out rows to {held_out_path(args.out)}")
+    if train_path:
+        write_rows(rows[: args.size], train_path)
+        print(f"wrote {args.size} rows to {train_path}")
+    if held_out:
+        write_rows(rows[args.size :], held_out)
+        print(f"wrote {args.test_size} held-out rows to {held_out}")
 
 
 def _audit(args: argparse.Namespace) -> None:
@@ -124,14 +125,15 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="task_command", required=True)
 
     gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows (.jsonl, .json or .parquet)")
-    gen.add_argument("--num", type=_int_at_least(0), required=True, help="rows in the main file")
+    gen.add_argument("--size", "--num", type=_int_at_least(0), required=True, help="training rows (--num: the same)")
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--out", type=Path, required=True, help="output .jsonl, .json or .parquet path")
     gen.add_argument(
         "--test-size",
         type=_int_at_least(0),
         default=0,
-        help="extra held-out rows, written to OUT with .test before the suffix",
+        help="held-out rows, written beside OUT with .test before its suffix (x.jsonl: x.test.jsonl); "
+        "with --size 0, to OUT itself",
     )
     gen.add_argument("--count", type=_range, default=(3, 4), help="how many numbers per puzzle, A-B (default 3-4)")
     gen.add_argument("--numbers", type=_range, default=(1, 99), help="range of the numbers (default 1-99)")

@@ -303,7 +303,7 @@ def stages(plan: DemoPlan) -> list[Stage]:
         Stage(f"SmolLM2-135M-Instruct -> {plan.model}",
               (plan.package("swift_plugins", "smol-model", str(plan.model), log="model.log", title="model"),)),
         Stage(f"puzzles -> {data}", (
-            plan.package(*COUNTDOWN, "generate", "--num", str(TRAIN_PUZZLES), "--test-size", str(plan.eval_puzzles),
+            plan.package(*COUNTDOWN, "generate", "--size", str(TRAIN_PUZZLES), "--test-size", str(plan.eval_puzzles),
                          "--seed", str(plan.seed), *PUZZLES, "--out", str(data / "puzzles.jsonl"), "--quiet",
                          log="data.log", title="puzzles"),
             plan.package(*COUNTDOWN, "sft-data", str(data / "puzzles.jsonl"), "--out", str(data / "sft.jsonl"),

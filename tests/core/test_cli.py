@@ -31,7 +31,7 @@ def read_jsonl(path):
 
 def test_generate_writes_train_and_holdout_then_audit_finds_all_solvable(tmp_path):
     out = tmp_path / "data" / "train.jsonl"
-    run("generate", "--num", 500, "--test-size", 50, "--seed", 3, "--out", out, "--quiet")
+    run("generate", "--size", 500, "--test-size", 50, "--seed", 3, "--out", out, "--quiet")
     train, test = read_jsonl(out), read_jsonl(tmp_path / "data" / "train.test.jsonl")
     assert len(train) == 500 and len(test) == 50
     keys = [(tuple(sorted(r["nums"])), r["target"]) for r in train + test]
@@ -43,10 +43,18 @@ def test_generate_writes_train_and_holdout_then_audit_finds_all_solvable(tmp_pat
     assert json.loads(report.read_text())["solvable"] == 500
 
 
-def test_generate_is_deterministic(tmp_path):
-    for name in ("a", "b"):
-        run("generate", "--num", 200, "--seed", 9, "--out", tmp_path / f"{name}.jsonl", "--quiet", "--jobs", 1)
+def test_generate_is_deterministic_and_takes_num_as_the_old_name_of_size(tmp_path):
+    for name, option in (("a", "--size"), ("b", "--num")):
+        run("generate", option, 200, "--seed", 9, "--out", tmp_path / f"{name}.jsonl", "--quiet", "--jobs", 1)
     assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
+
+
+def test_generate_of_held_out_rows_alone_writes_them_to_the_file_named(tmp_path):
+    result = run("generate", "--size", 0, "--test-size", 20, "--seed", 4, "--out", tmp_path / "eval.jsonl", "--jobs", 1)
+    assert result.stdout == f"wrote 20 held-out rows to {tmp_path / 'eval.jsonl'}\n"
+    assert os.listdir(tmp_path) == ["eval.jsonl"]  # no empty training file, no eval.test.jsonl
+    run("generate", "--size", 20, "--seed", 4, "--out", tmp_path / "train.jsonl", "--quiet", "--jobs", 1)
+    assert read_jsonl(tmp_path / "eval.jsonl") == read_jsonl(tmp_path / "train.jsonl")
 
 
 def test_audit_of_hub_style_parquet_writes_unsolvable_rows(tmp_path):
@@ -67,11 +75,11 @@ def test_solve_prints_a_checked_solution_or_fails():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["generate", "--num", "-1", "--out", "x.jsonl"], "must be >= 0"),
-        (["generate", "--num", "ten", "--out", "x.jsonl"], "invalid integer value: 'ten'"),
-        (["generate", "--num", "5", "--out", "x.jsonl", "--jobs", "0"], "must be >= 1"),
-        (["generate", "--num", "5", "--out", "x.jsonl", "--count", "2-9"], "max_count <= 4"),
-        (["generate", "--num", "5", "--out", "x.jsonl", "--numbers", "9-1"], "empty range"),
+        (["generate", "--size", "-1", "--out", "x.jsonl"], "must be >= 0"),
+        (["generate", "--size", "ten", "--out", "x.jsonl"], "invalid integer value: 'ten'"),
+        (["generate", "--size", "5", "--out", "x.jsonl", "--jobs", "0"], "must be >= 1"),
+        (["generate", "--size", "5", "--out", "x.jsonl", "--count", "2-9"], "max_count <= 4"),
+        (["generate", "--size", "5", "--out", "x.jsonl", "--numbers", "9-1"], "empty range"),
         (["audit", "missing.jsonl"], "missing.jsonl: no such file"),
         (["audit", "data.csv"], "no such file"),
         (["solve", "24", "1", "2", "3", "4", "5"], "1 to 4 numbers"),
@@ -102,7 +110,7 @@ def test_audit_names_the_bad_line(tmp_path):
 def test_ctrl_c_during_generate_prints_one_line_exits_130_and_writes_nothing(tmp_path):
     out = tmp_path / "train.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "swift_plugins.countdown", "generate", "--num", "5000000", "--out", out, "--jobs", "2"],
+        [sys.executable, "-m", "swift_plugins.countdown", "generate", "--size", "5000000", "--out", out, "--jobs", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -140,7 +148,7 @@ def test_every_command_reports_ctrl_c_in_one_line(capsys):
 def test_generate_refuses_at_once_more_puzzles_than_the_ranges_allow(tmp_path):
     out = tmp_path / "e.jsonl"
     result = subprocess.run(
-        [sys.executable, "-m", "swift_plugins.countdown", "generate", "--num", str(10**20), "--out", out],
+        [sys.executable, "-m", "swift_plugins.countdown", "generate", "--size", str(10**20), "--out", out],
         capture_output=True,
         text=True,
         timeout=60,  # today it draws for ever, memory growing
@@ -153,7 +161,7 @@ def test_generate_refuses_at_once_more_puzzles_than_the_ranges_allow(tmp_path):
 @pytest.mark.parametrize("suffix", [".parquet", ".json"])
 def test_generate_writes_the_format_the_extension_names(tmp_path, suffix):
     out = tmp_path / f"train{suffix}"
-    run("generate", "--num", 30, "--test-size", 5, "--out", out, "--quiet", "--jobs", 1)
+    run("generate", "--size", 30, "--test-size", 5, "--out", out, "--quiet", "--jobs", 1)
     held_out = tmp_path / f"train.test{suffix}"
     rows = pq.read_table(out).to_pylist() if suffix == ".parquet" else json.loads(out.read_text())
     assert len(rows) == 30 and set(rows[0]) == {"nums", "target", "solution"}
@@ -181,11 +189,11 @@ DATA = "expected a .jsonl, .json or .parquet file"
 @pytest.mark.parametrize(
     ("command", "path", "reason"),
     [
-        (["countdown", "generate", "--num", "5", "--out", "taken.jsonl"], "taken.jsonl", FOLDER),
-        (["countdown", "generate", "--num", "5", "--out", "rows.csv"], "rows.csv", DATA),
-        (["countdown", "generate", "--num", "5", "--test-size", "1", "--out", "taken"], "taken", DATA),
+        (["countdown", "generate", "--size", "5", "--out", "taken.jsonl"], "taken.jsonl", FOLDER),
+        (["countdown", "generate", "--size", "5", "--out", "rows.csv"], "rows.csv", DATA),
+        (["countdown", "generate", "--size", "5", "--test-size", "1", "--out", "taken"], "taken", DATA),
         (
-            ["countdown", "generate", "--num", "5", "--out", "file/rows.jsonl"],
+            ["countdown", "generate", "--size", "5", "--out", "file/rows.jsonl"],
             "file/rows.jsonl",
             "file is a file, not a folder",
         ),

@@ -66,7 +66,7 @@ def test_rows_carry_the_prompt_the_rewards_and_score_read_back():
 
 def test_cli_writes_sft_rows_from_generated_puzzles(tmp_path, capsys):
     puzzles = tmp_path / "puzzles.jsonl"
-    main(["generate", "--num", "20", "--out", str(puzzles), "--jobs", "1", "--quiet"])
+    main(["generate", "--size", "20", "--out", str(puzzles), "--jobs", "1", "--quiet"])
     main(["sft-data", str(puzzles), "--out", str(tmp_path / "sft.jsonl")])
     written = [json.loads(line) for line in (tmp_path / "sft.jsonl").read_text().splitlines()]
     assert len(written) == 20 and all(len(row["messages"]) == 2 for row in written)

@@ -42,7 +42,7 @@ def _run(module: str, *args: str) -> str:
 @pytest.fixture(scope="module")
 def puzzles(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("learning")
-    _run("swift_plugins.countdown", "generate", "--num", "200", "--test-size", str(HELD_OUT), "--seed", "11",
+    _run("swift_plugins.countdown", "generate", "--size", "200", "--test-size", str(HELD_OUT), "--seed", "11",
          "--count", "3", "--numbers", "1-10", "--targets", "1-30", "--out", str(folder / "puzzles.jsonl"),
          "--quiet")  # fmt: skip
     _run("swift_plugins.countdown", "sft-data", str(folder / "puzzles.jsonl"), "--out", str(folder / "sft.jsonl"))
