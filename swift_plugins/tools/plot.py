@@ -6,6 +6,10 @@ ms-swift 4.x writes one JSON object per logged step into ``<output_dir>/v<N>-<ti
 (``train_runtime``) and a final dump (``log_history``) when training ends. A run still in progress,
 whose last line may be half-written, plots too.
 
+Each panel draws every logged step faintly and, over it, the curve smoothed by a moving average. A panel
+whose keys were not logged (``kl`` at ``--beta 0``) is left out, the others fill the rows without a gap,
+and each legend sits beside its panel, off the curves.
+
 Given held-out evaluations (``evaluate`` output folders, in order), the figure is the one a person
 reads at a glance instead: held-out accuracy per stage and per GRPO checkpoint with 95% intervals
 (the learning curve), beside the training rewards smoothed over steps.
@@ -32,7 +36,7 @@ from ..watch.log import LOG_NAME, find_log, is_number, read_records, read_steps,
 from ..watch.rules import Verdict, judge
 
 # find_log, read_steps and LOG_NAME are swift_plugins.watch.log's, re-exported for plot's callers.
-__all__ = ["LOG_NAME", "PANELS", "find_log", "held_out_accuracy", "plot_run", "read_steps", "smooth"]
+__all__ = ["LOG_NAME", "PANELS", "draw_run", "find_log", "held_out_accuracy", "plot_run", "read_steps", "smooth"]
 
 # (title, y label, [(key, legend label)]). A panel is drawn when any of its keys was logged;
 # the reward panel also takes every ``rewards/<Name>/mean`` key.
@@ -111,6 +115,27 @@ def smooth(values: list[float], window: int) -> list[float]:
     ]
 
 
+def smoothing_window(steps: int) -> int:
+    """The moving average's width for a run of ``steps`` logged steps: a tenth of them, at least 3 (1: none).
+
+    >>> smoothing_window(150), smoothing_window(16), smoothing_window(2)
+    (15, 3, 1)
+    """
+    return max(3, steps // 10) if steps >= 3 else 1
+
+
+def _draw_smoothed(axes: Any, steps: list[dict[str, Any]], key: str, label: str, window: int, marker: str) -> None:
+    """Every logged value of ``key`` as faint points, under its moving average as a line labelled ``label``."""
+    xs, ys = _series(steps, key)
+    (line,) = axes.plot(xs, smooth(ys, window), linewidth=2, label=label, zorder=3)  # over the points
+    axes.plot(xs, ys, marker=marker, markersize=3, linewidth=0.6, alpha=0.3, color=line.get_color())
+
+
+def _legend_beside(axes: Any) -> None:
+    """The legend to the right of the panel, outside it, so that it hides no curve."""
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize="small")
+
+
 def held_out_accuracy(folder: Path) -> tuple[float, tuple[float, float], int]:
     """(accuracy, 95% Wilson interval, puzzles) of an ``evaluate`` output folder, from its ``score.json``.
 
@@ -142,30 +167,29 @@ def _draw_held_out(axes: Any, evaluations: dict[str, Path]) -> None:
     axes.set_ylim(bottom=0)
 
 
-def _draw_smoothed_rewards(axes: Any, steps: list[dict[str, Any]]) -> None:
+def _draw_smoothed_rewards(axes: Any, steps: list[dict[str, Any]], window: int) -> None:
     keys = sorted({k for r in steps for k in r if k.startswith(_REWARD_PREFIX) and k.endswith(_REWARD_SUFFIX)})
-    window = max(3, len(steps) // 10) if len(steps) >= 3 else 1
-    for key in keys or ["reward"]:
-        xs, ys = _series(steps, key)
-        if not xs:
-            continue
-        (line,) = axes.plot(xs, smooth(ys, window), linewidth=2, label=key[len(_REWARD_PREFIX) : -len(_REWARD_SUFFIX)])
-        axes.plot(xs, ys, linestyle="none", marker=".", alpha=0.35, color=line.get_color())
-    axes.set_title(f"Training reward (sampled; line: mean over {window} steps)")
+    for number, key in enumerate(key for key in keys or ["reward"] if _series(steps, key)[0]):
+        label = key[len(_REWARD_PREFIX) : -len(_REWARD_SUFFIX)] if keys else key
+        _draw_smoothed(axes, steps, key, label, window, _MARKERS[number % len(_MARKERS)])
+    axes.set_title(f"Training reward (dots: each step; line: mean over {window} steps)")
     axes.set_xlabel("GRPO step")
     axes.set_ylabel("reward")
-    axes.legend(fontsize="small")
+    _legend_beside(axes)
 
 
-def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path] | None = None) -> Path:
-    """Plot the curves of the swift run at ``run_dir`` into a PNG and return its path.
+def draw_run(run_dir: Path, evaluations: dict[str, Path] | None = None) -> Any:
+    """The figure of the swift run at ``run_dir`` (a matplotlib ``Figure``, not saved).
 
     ``run_dir`` is a run folder, an ``--output_dir`` holding versioned run folders, or the
-    ``logging.jsonl`` itself. ``out`` defaults to ``curves.png`` next to the ``logging.jsonl``.
-    ``evaluations`` (stage name -> ``evaluate`` folder, in order) draws the held-out learning curve
-    beside the smoothed rewards instead of the run's panels. The watch's verdicts on the steps
-    (:func:`swift_plugins.watch.judge`) are drawn on the step panels.
+    ``logging.jsonl`` itself. ``evaluations`` (stage name -> ``evaluate`` folder, in order) draws the
+    held-out learning curve beside the smoothed rewards instead of the run's panels. The watch's verdicts
+    on the steps (:func:`swift_plugins.watch.judge`) are drawn on the step panels.
     Raises :class:`DataError` naming the path when there is no log or no step logged yet.
+
+    Example::
+
+        draw_run(Path("tests/data/h100_grpo_logging.jsonl")).axes[1].get_title()  # 'Reward spread'
     """
     log = find_log(Path(run_dir))
     records = read_records(log)  # read once: the steps, and whether training has ended
@@ -180,10 +204,18 @@ def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path
         )
     verdicts = judge(steps)
     if evaluations:
-        figure = _learning_figure(log, steps, evaluations, verdicts)
-    else:
-        finished = any("train_runtime" in record for record in records)
-        figure = _panels_figure(log, steps, panels, finished, verdicts)
+        return _learning_figure(log, steps, evaluations, verdicts)
+    finished = any("train_runtime" in record for record in records)
+    return _panels_figure(log, steps, panels, finished, verdicts)
+
+
+def plot_run(run_dir: Path, out: Path | None = None, evaluations: dict[str, Path] | None = None) -> Path:
+    """Draw the swift run at ``run_dir`` (:func:`draw_run`) into a PNG and return its path.
+
+    ``out`` defaults to ``curves.png`` next to the ``logging.jsonl``.
+    """
+    log = find_log(Path(run_dir))
+    figure = draw_run(log, evaluations)
     out = Path(out) if out is not None else log.parent / "curves.png"
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=100)
@@ -200,6 +232,17 @@ def _figure(size: tuple[float, float]) -> Any:
     return figure
 
 
+def _row_sizes(panels: int, most: int = 3) -> list[int]:
+    """Panels per row: as few rows as ``most`` a row allows, filled evenly (each row's panels share its width).
+
+    >>> _row_sizes(4), _row_sizes(5), _row_sizes(2)
+    ([2, 2], [3, 2], [2])
+    """
+    rows = math.ceil(panels / most)
+    base, extra = divmod(panels, rows)
+    return [base + 1] * extra + [base] * (rows - extra)
+
+
 def _panels_figure(
     log: Path,
     steps: list[dict[str, Any]],
@@ -209,20 +252,20 @@ def _panels_figure(
 ) -> Any:
     from matplotlib.ticker import MaxNLocator
 
-    columns = min(3, len(panels))
-    rows = math.ceil(len(panels) / columns)
-    figure = _figure((5.2 * columns, 3.6 * rows))
+    sizes = _row_sizes(len(panels))
+    figure = _figure((6.2 * max(sizes), 3.6 * len(sizes)))
+    rows = figure.subfigures(len(sizes), 1, squeeze=False)[:, 0]  # a row each: its panels share its width
+    cells = [axes for row, size in zip(rows, sizes, strict=True) for axes in row.subplots(1, size, squeeze=False)[0]]
     total = str(steps[-1].get("global_step/max_steps", "")).partition("/")[2]
     status = "finished" if finished else "in progress"
+    window = smoothing_window(len(steps))
     figure.suptitle(
-        f"GRPO run {log.parent.name}: {len(steps)} logged steps{f' of {total}' if total else ''} ({status})"
+        f"GRPO run {log.parent.name}: {len(steps)} logged steps{f' of {total}' if total else ''} ({status}); "
+        f"dots: each step, lines: mean over {window} steps"
     )
-    for index, (title, unit, lines) in enumerate(panels):
-        axes = figure.add_subplot(rows, columns, index + 1)
+    for axes, (title, unit, lines) in zip(cells, panels, strict=True):
         for number, (key, label) in enumerate(lines):
-            xs, ys = _series(steps, key)
-            marker = _MARKERS[number % len(_MARKERS)]  # distinct markers keep equal curves visible
-            axes.plot(xs, ys, marker=marker, markersize=4, alpha=0.85, label=label)
+            _draw_smoothed(axes, steps, key, label, window, _MARKERS[number % len(_MARKERS)])
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_title(title)
         axes.set_xlabel("step")
@@ -230,7 +273,7 @@ def _panels_figure(
         axes.grid(alpha=0.3)
         _draw_verdicts(axes, verdicts)
         if len(lines) > 1:
-            axes.legend(fontsize="small")
+            _legend_beside(axes)
     return figure
 
 
@@ -239,10 +282,10 @@ def _learning_figure(
 ) -> Any:
     from matplotlib.ticker import MaxNLocator
 
-    figure = _figure((12, 4.4))
+    figure = _figure((13, 4.4))
     held_out, rewards = figure.subplots(1, 2, width_ratios=[1.1, 1])
     _draw_held_out(held_out, evaluations)
-    _draw_smoothed_rewards(rewards, steps)
+    _draw_smoothed_rewards(rewards, steps, smoothing_window(len(steps)))
     _draw_verdicts(rewards, verdicts)
     for axes in (held_out, rewards):
         axes.grid(alpha=0.3)

@@ -10,8 +10,20 @@ import pytest
 
 from swift_plugins.core.errors import DataError
 from swift_plugins.core.intervals import wilson
-from swift_plugins.tools.plot import _draw_verdicts, _figure, find_log, held_out_accuracy, plot_run, read_steps, smooth
+from swift_plugins.tools.plot import (
+    _draw_verdicts,
+    _figure,
+    draw_run,
+    find_log,
+    held_out_accuracy,
+    plot_run,
+    read_steps,
+    smooth,
+    smoothing_window,
+)
 from swift_plugins.watch import Verdict, judge
+
+from ..helpers import TESTS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -154,3 +166,45 @@ def test_plot_names_an_evaluation_folder_without_a_score(tmp_path):
 def test_smoothing_keeps_the_mean_level_of_a_noisy_reward():
     noisy = [0.0, 0.25] * 10
     assert all(abs(value - 0.125) < 0.05 for value in smooth(noisy, 4)[2:-2])
+
+
+LOGS = {"h100": TESTS / "data" / "h100_grpo_logging.jsonl", "cpu_demo": TESTS / "data" / "cpu_demo_grpo_logging.jsonl"}
+
+
+def check_panels(figure, steps):
+    """Each panel has data and the panels of a row fill it; a legend lies outside its panel; each labelled line is
+    the moving average of the faint points of its colour, drawn over them. Returns the panels per row."""
+    figure.canvas.draw()
+    for axes in figure.axes:
+        assert axes.lines and all(len(line.get_xdata()) for line in axes.lines), axes.get_title()
+        legend = axes.get_legend()
+        if legend is not None:
+            assert not legend.get_window_extent().overlaps(axes.get_window_extent()), axes.get_title()
+        for smoothed in (line for line in axes.lines if not line.get_label().startswith("_")):
+            faint = [line for line in axes.lines if line.get_label().startswith("_")]  # matplotlib's unlabelled
+            (raw,) = [line for line in faint if line.get_color() == smoothed.get_color()]
+            assert list(smoothed.get_ydata()) == smooth(list(raw.get_ydata()), smoothing_window(len(steps)))
+            assert smoothed.get_zorder() > raw.get_zorder()
+    rows = [row.axes for row in figure.subfigs]
+    assert sum(map(len, rows)) == len(figure.axes)
+    for row in rows:  # no empty cell: a row of n panels is a grid of n columns
+        assert sorted(c for axes in row for c in axes.get_subplotspec().colspan) == list(range(len(row)))
+    return [[axes.get_title() for axes in row] for row in rows]
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_the_measured_logs_plot_without_an_empty_panel_or_a_legend_on_the_curves(name):
+    steps = read_steps(LOGS[name])
+    rows = check_panels(draw_run(LOGS[name]), steps)
+    # ms-swift logs no kl at --beta 0 (both runs): its panel is left out, the other four fill two rows of two
+    assert rows == [
+        ["Rewards (mean over completions)", "Reward spread"],
+        ["Completion length", "Truncated completions"],
+    ]
+    assert smoothing_window(len(steps)) == {"h100": 15, "cpu_demo": 3}[name]
+
+
+def test_five_panels_fill_a_row_of_three_and_a_row_of_two(tmp_path):
+    log = write_log(tmp_path / "run", [json.dumps(step_record(s, 12)) for s in range(1, 13)])
+    rows = check_panels(draw_run(log), read_steps(log))
+    assert [len(row) for row in rows] == [3, 2] and rows[1][1] == "KL to the reference model"
