@@ -35,7 +35,7 @@
 #
 # Environment (default):
 #   ROLE            (required)   rollout | train
-#   TASK            countdown    or gsm8k (swift_plugins/launch/presets.py): the same on every host
+#   TASK            countdown    or gsm8k (swift_plugins/tasks.py): the same on every host
 #   MODEL           the task's (Qwen/Qwen2.5-3B-Instruct), the same on every host
 #   ROLLOUT_PORT    8000         HTTP port of the server (was VLLM_PORT)
 #   ROLLOUT_GROUP_PORT 51216     NCCL weight-sync port on the rollout host (was VLLM_GROUP_PORT)

@@ -2,7 +2,7 @@
 # gsm8k_1gpu.sh: GRPO on GSM8K with ms-swift 4.x on a single GPU (24-80 GB), LoRA.
 #
 # countdown_1gpu.sh's layout and settings (see its --help: GPU, RESUME, SMOKE,
-# DRY_RUN, ...) with the GSM8K preset of swift_plugins/launch/presets.py.  LoRA:
+# DRY_RUN, ...) with the GSM8K preset of swift_plugins/gsm8k/__init__.py.  LoRA:
 # r32/alpha64 all-linear, lr 5e-5 (about 10x the public
 # run's full fine-tune 5e-6), beta 0.04, clip epsilon 0.1, 500 steps of 7 prompts
 # x 12 generations (6 x 14 = 84 completions), completions <= 400 tokens; rewards

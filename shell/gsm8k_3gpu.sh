@@ -2,7 +2,7 @@
 # gsm8k_3gpu.sh: GRPO on GSM8K with ms-swift 4.x on one node with 3 GPUs.
 #
 # countdown_3gpu.sh's layout and settings (see its --help: ports, GPUs, RESUME,
-# SMOKE, DRY_RUN, ROLLOUT_ARGS, ...) with the GSM8K preset of swift_plugins/launch/presets.py:
+# SMOKE, DRY_RUN, ROLLOUT_ARGS, ...) with the GSM8K preset of swift_plugins/gsm8k/__init__.py:
 # the public "GRPO From Scratch" run (aburkov/theLMbook) in ms-swift flags:
 #   Qwen/Qwen2.5-1.5B-Instruct, full fine-tune (ZeRO-3), 500 steps of 7 prompts x 12
 #   generations (2 GPUs x 6 x 7 = 84 completions), completions <= 400 tokens,
