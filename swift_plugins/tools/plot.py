@@ -36,7 +36,17 @@ from ..watch.log import LOG_NAME, find_log, is_number, read_records, read_steps,
 from ..watch.rules import Verdict, judge
 
 # find_log, read_steps and LOG_NAME are swift_plugins.watch.log's, re-exported for plot's callers.
-__all__ = ["LOG_NAME", "PANELS", "draw_run", "find_log", "held_out_accuracy", "plot_run", "read_steps", "smooth"]
+__all__ = [
+    "LOG_NAME",
+    "PANELS",
+    "draw_run",
+    "find_log",
+    "held_out_accuracy",
+    "plot_run",
+    "read_steps",
+    "smooth",
+    "smoothing_window",
+]
 
 # (title, y label, [(key, legend label)]). A panel is drawn when any of its keys was logged;
 # the reward panel also takes every ``rewards/<Name>/mean`` key.
