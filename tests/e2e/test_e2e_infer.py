@@ -18,7 +18,7 @@ PUZZLES = 4
 def results(tmp_path_factory, tiny_model, repo):
     """Two sampled result files (seeds 1 and 2) over the same four held-out puzzles."""
     folder = tmp_path_factory.mktemp("infer")
-    data = folder / "eval.jsonl"
+    data = folder / "eval.jsonl"  # --size 0: the held-out rows are the only ones, in the file named
     subprocess.run(
         [
             sys.executable,
@@ -37,7 +37,6 @@ def results(tmp_path_factory, tiny_model, repo):
         ],
         check=True,
     )
-    held_out = data  # --size 0: the held-out rows are the only ones, in the file named
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "MODELSCOPE_OFFLINE": "1"}
     paths = []
     for seed in (1, 2):
@@ -56,7 +55,7 @@ def results(tmp_path_factory, tiny_model, repo):
             "--external_plugins",
             str(repo / "swift_plugins" / "plugin.py"),
             "--val_dataset",
-            str(held_out),
+            str(data),
             "--infer_backend",
             "transformers",
             "--max_new_tokens",
@@ -78,7 +77,7 @@ def results(tmp_path_factory, tiny_model, repo):
         )
         assert run.returncode == 0, run.stderr[-3000:]
         paths.append(path)
-    puzzles = [json.loads(line) for line in held_out.read_text().splitlines()]
+    puzzles = [json.loads(line) for line in data.read_text().splitlines()]
     return paths, puzzles
 
 
