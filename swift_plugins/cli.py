@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+from .core import think_answer
 from .core.cli import add_inference_command, int_at_least, run_parsed, writing
 from .core.errors import SettingError
 from .core.files import atomic_path, check_output
@@ -21,7 +22,7 @@ from .doctor.report import add_arguments as add_doctor_arguments
 from .gsm8k import cli as gsm8k_cli
 from .gym import cli as gym_cli
 from .selection import cli as selection_cli
-from .tasks import task_named
+from .tasks import all_tasks, task_named
 from .watch.cli import add_watch_command
 
 __all__ = ["build_parser", "main"]
@@ -164,7 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--top-k", type=int_at_least(1), help="sample from the K likeliest tokens (default: all)")
     ev.add_argument("--top-p", type=float, default=1.0, help="sample from the likeliest tokens holding this share")
     ev.add_argument("--seed", type=int_at_least(0), default=0, help="sampling seed (default 0)")
-    ev.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
+    lengths = ", ".join(f"{task.name} {task.preset.completion_tokens}" for task in all_tasks())
+    ev.add_argument(
+        "--max-new-tokens",
+        type=int_at_least(1),
+        help=f"answer length in tokens (default: the task's training --max_completion_length: {lengths}, "
+        f"gym:<name> {think_answer.PRESET.completion_tokens})",
+    )
     ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
     ev.add_argument("--system", help="system prompt, as given to training (--system)")
     ev.add_argument(

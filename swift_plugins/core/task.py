@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import DataError
+from .flags import Flags
 
 __all__ = ["Preset", "Task", "TaskSpec"]
 
@@ -94,6 +95,16 @@ class Preset:
     # held-out sibling PATH.test (the launcher appends --out)
     smoke_data: str | tuple[str, ...]
     collapse: tuple[str, str] | None = None  # (lr, beta) from which runs are known to collapse, with its source
+
+    @property
+    def completion_tokens(self) -> int:
+        """The ``--max_completion_length`` training answers are cut at (what evaluation should allow too)."""
+        return int(Flags(self.args).value("max_completion_length"))
+
+    @property
+    def accuracy_reward(self) -> str:
+        """The first ``--reward_funcs`` name: the reward of a right answer (the others judge its form)."""
+        return Flags(self.args).values("reward_funcs")[0]
 
 
 @dataclass(frozen=True)

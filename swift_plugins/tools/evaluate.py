@@ -272,14 +272,17 @@ def evaluate(
     """Run ``swift infer`` on ``task``'s ``data`` file (``sampling.samples`` answers a row), score the answers and
     return the report.
 
-    ``options`` go to :func:`infer_command`. swift's output goes to ``out_dir/infer.log`` if
-    ``quiet``, else to the terminal; when swift fails, its log is kept beside ``out_dir``.
+    ``options`` go to :func:`infer_command`; ``max_new_tokens`` defaults to the task's training completion length
+    (answers as long as training allowed). swift's output goes to ``out_dir/infer.log`` if ``quiet``, else to the
+    terminal; when swift fails, its log is kept beside ``out_dir``.
     """
     out_dir = Path(out_dir)
     model = check_model(model)
     check_data(task, data)
     _check_out_dir(out_dir)
     spec = task_named(task)
+    if options.get("max_new_tokens") is None:
+        options["max_new_tokens"] = spec.preset.completion_tokens
     scoring = spec.scoring_module()
     backend = backend or default_backend()
     try:

@@ -5,6 +5,8 @@ The checks of model, data and output folder run without swift (fast); the rest r
 where vLLM is installed), the others through transformers (what they check does not depend on the backend).
 """
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -81,6 +83,27 @@ def test_sampling_reaches_swift_as_its_decoding_flags():
     flags = dict(zip(command[start : start + 10 : 2], command[start + 1 : start + 10 : 2], strict=True))
     assert flags == {"--temperature": "0.7", "--top_p": "1", "--seed": "3", "--top_k": "50",
                      "--max_new_tokens": "256"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("task", "tokens"), [("countdown", "1024"), ("gsm8k", "400")])
+def test_answers_may_be_as_long_as_training_allowed_unless_told(task, tokens, tmp_path, monkeypatch):
+    """Without --max-new-tokens, swift infer is asked for the task's training --max_completion_length (the help
+    says which); swift itself is not run: the command it would get is recorded."""
+    from swift_plugins import cli
+    from swift_plugins.tools import evaluate as module
+
+    rows = {"countdown": {"nums": [1, 2], "target": 3}, "gsm8k": {"question": "q", "answer": "a #### 1"}}[task]
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps(rows) + "\n")
+    asked = []
+    monkeypatch.setattr(module, "_run", lambda command, log: asked.append(command) or 1)
+    argv = ["evaluate", "org/model", "--task", task, "--data", str(data), "--out", str(tmp_path / "out")]
+    with pytest.raises(SystemExit):
+        cli.main([*argv, "--backend", "transformers"])
+    assert asked[0][asked[0].index("--max_new_tokens") + 1] == tokens
+    with pytest.raises(SystemExit), contextlib.redirect_stdout(io.StringIO()) as help_text:
+        cli.main(["evaluate", "--help"])
+    assert f"{task} {tokens}" in " ".join(help_text.getvalue().split())
 
 
 def test_a_hub_id_or_an_existing_folder_passes_the_model_check(tmp_path):
