@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -18,6 +19,7 @@ from ..core.console import Console
 from ..core.errors import LaunchError, SettingError
 from ..core.files import keep_previous
 from ..core.processes import Children, Interrupted
+from ..core.settings import parse_bool
 from ..countdown import SPEC as COUNTDOWN
 from ..integration.vllm_cpu import installed_vllm
 from ..launch.follow import follow_trainer
@@ -30,8 +32,13 @@ from .plan import DemoPlan, Stage, stages
 __all__ = ["demo", "detect_hardware"]
 
 def detect_hardware() -> tuple[str | None, str | None, str]:
-    """(CUDA device 0's name or None, the installed vLLM's version or None, a hint when a GPU is unused)."""
-    import torch
+    """(CUDA device 0's name or None, the installed vLLM's version or None, a hint when a GPU is unused); a torch
+    that does not import is a :class:`SettingError` line."""
+    try:
+        import torch
+    except ImportError as error:
+        raise SettingError(f"torch does not import with {sys.executable} ({error}); the demo needs the package's "
+                           "environment (make install)") from None  # fmt: skip
 
     cuda_device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     hint = ""
@@ -46,7 +53,12 @@ def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, 
     """The ``countdown_demo`` recipe: DRY_RUN prints the plan, else the stages run."""
     if extra:
         raise SettingError("no arguments expected (settings are environment variables; see --help)")
-    cuda_device, vllm_version, hint = detect_hardware()
+    try:
+        cuda_device, vllm_version, hint = detect_hardware()
+    except SettingError as no_torch:
+        if not parse_bool("DRY_RUN", env.get("DRY_RUN", "")):
+            raise
+        cuda_device, vllm_version, hint = None, installed_vllm()[0], f"; {no_torch}: planned for a CPU host"
     plan = DemoPlan.for_hardware(env, repo, cuda_device=cuda_device, vllm_version=vllm_version)
     plan = replace(plan, reason=plan.reason + hint)
     if plan.scale.name == "gpu" and cuda_device is None and not plan.dry_run:

@@ -225,3 +225,28 @@ def test_a_cpu_torch_on_a_gpu_box_is_named_with_the_fix(tmp_path):
         result = run_script(tmp_path, DRY_RUN="1", PATH=path, **build)
         assert result.returncode == 0, result.stderr
         assert "torch sees no CUDA device" in result.stderr and "CPU build" not in result.stderr
+
+
+def test_without_torch_a_dry_run_prints_the_plan_and_a_run_is_one_line(tmp_path):
+    """A laptop without torch: DRY_RUN says so and prints the CPU plan; a run is refused in one line."""
+    site = tmp_path / "no-torch"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class NoTorch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'torch':\n"
+        "            raise ModuleNotFoundError(\"No module named 'torch'\")\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+    )
+    no_torch = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    result = run_script(tmp_path, DRY_RUN="1", **no_torch)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("countdown_demo.sh: DRY_RUN: cpu scale: torch sees no CUDA device; ")
+    assert "torch does not import with" in result.stderr and "No module named 'torch'" in result.stderr
+    assert [words[words.index("swift") + 1] for words in shell_commands(result.stdout) if "swift" in words] == [
+        "sft", "rlhf"]  # fmt: skip
+    result = run_script(tmp_path, **no_torch)
+    assert result.returncode == 1 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("countdown_demo.sh: error: torch does not import with ")
+    assert not (tmp_path / "out").exists()
