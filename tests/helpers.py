@@ -323,21 +323,16 @@ def assert_refused(result: subprocess.CompletedProcess, script: str, *words: str
         assert word in errors[0], errors[0]
 
 
-# ms-swift's parser for an argument class of swift.arguments, built as swift.utils.parse_args builds it.
+# The installed ms-swift's judgement of swift command lines: the launcher's own (swift_plugins.integration.swift_args).
 SWIFT_PARSE = """
 import json, sys
-from transformers import HfArgumentParser
-import swift.arguments
-from swift.utils.utils import _patch_get_type_hints
+from swift_plugins.integration.swift_args import ARGUMENTS, refusals
+
+COMMANDS = {cls: command for command, cls in ARGUMENTS.items()}
 
 def unknown(pairs):
-    bad = []
-    for cls, argv in pairs:
-        with _patch_get_type_hints():
-            parser = HfArgumentParser([getattr(swift.arguments, cls)])
-        _, flags = parser.parse_known_args(argv)
-        bad += [(cls, word) for word in flags]
-    return bad
+    found = refusals([(COMMANDS[cls], argv) for cls, argv in pairs])
+    return [[cls, line] for (cls, _), line in zip(pairs, found) if line]
 
 payload = json.loads(sys.argv[1])
 """
@@ -358,8 +353,8 @@ def with_swift(program: str, payload: object) -> object:
 
 
 def unknown_to_swift(pairs: Sequence[tuple[str, Sequence[str]]]) -> list[list[str]]:
-    """The ``[class, word]`` pairs that ms-swift does not know, for ``(class, argv)`` pairs (class: a name in
-    swift.arguments such as ``RLHFArguments``); ``[]`` when every flag parses."""
+    """The ``[class, refusal]`` pairs of the ``(class, argv)`` pairs (class: a name in swift.arguments such as
+    ``RLHFArguments``) whose argv ms-swift refuses (an unknown flag, a bad value); ``[]`` when every one parses."""
     return with_swift("print(json.dumps(unknown(payload)))", [[cls, list(argv)] for cls, argv in pairs])
 
 

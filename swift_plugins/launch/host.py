@@ -1,6 +1,7 @@
 """This host, as a recipe about to start sees it: the GPUs it asks for, ms-swift's interpreter, the stack that
-interpreter holds (:mod:`swift_plugins.doctor.report` run there) and the modules the run imports. Standard library
-only: the launcher calls these just before anything starts (DRY_RUN skips them); each refusal is one
+interpreter holds (:mod:`swift_plugins.doctor.report` run there), the modules the run imports, and every ``swift``
+command as that ms-swift parses it (:func:`check_swift_flags`, DRY_RUN's one check of this host). Standard library
+only: the launcher calls these just before anything starts (DRY_RUN skips the others); each refusal is one
 :class:`SettingError` line.
 
 >>> check_gpus({})  # nothing asked: no GPU needed
@@ -17,11 +18,13 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ..core.commands import Command
 from ..core.console import Console
 from ..core.errors import SettingError
 from ..doctor.environment import NVIDIA_SMI_SECONDS, read_gpus
+from ..integration import swift_args
 
-__all__ = ["PROBE", "check_gpus", "check_stack", "check_swift", "swift_interpreter"]
+__all__ = ["PROBE", "check_gpus", "check_stack", "check_swift", "check_swift_flags", "swift_interpreter"]
 
 # Run with swift's interpreter.  With -c, sys.path[0] is the cwd: drop it so a ./swift checkout cannot shadow
 # the installed package.  A broken CUDA install raises more than ImportError.
@@ -42,10 +45,10 @@ print("@@" + json.dumps(found))
 
 
 def _run(
-    argv: list[str], what: str, env: Mapping[str, str] | None = None, timeout: float = 300
+    argv: list[str], what: str, env: Mapping[str, str] | None = None, timeout: float = 300, cwd: Path | None = None
 ) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SettingError(f"cannot run {what}: {error}") from None
 
@@ -151,3 +154,32 @@ def check_swift(modules: Iterable[str], extras: Mapping[str, str], repo: Path, c
     if found:
         console.note(", ".join(f"{name} {version}" for name, (_, version) in found.items()) + f" ({python})")
     return python
+
+
+def check_swift_flags(commands: Iterable[Command], repo: Path, console: Console) -> None:
+    """Parse every ``swift`` command with the installed ms-swift's own argument classes (one interpreter for all:
+    importing them takes seconds; no model is loaded); refuse the first flag or value it refuses.
+
+    swift's interpreter parses; without a ``swift`` on PATH (a DRY_RUN on a laptop) this one tries, and where
+    ms-swift does not import, one line says the flags went unchecked.
+    """
+    pairs = [[command.argv[1], list(command.argv[2:])] for command in commands if command.argv[0] == "swift"]
+    if not pairs:
+        return
+    python = swift_interpreter()[1] if shutil.which("swift") else sys.executable
+    module = swift_args.__name__
+    # cwd: the checkout, where this package imports from (and no ./swift of the caller's shadows ms-swift)
+    result = _run([python, "-m", module, json.dumps(pairs)], f"{python} -m {module}", cwd=repo)
+    try:
+        found = json.loads(result.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        detail = ((result.stderr or result.stdout).strip().splitlines() or ["no output"])[-1]
+        raise SettingError(f"cannot check the swift flags with {python}: {detail}") from None
+    if "unavailable" in found:
+        console.note(f"swift flags not checked: ms-swift's argument classes do not import with {python} "
+                     f"({found['unavailable']})")  # fmt: skip
+        return
+    refused = next((line for line in found["refusals"] if line), None)
+    if refused is not None:
+        raise SettingError(f"{refused} (ms-swift {found['swift']}'s own arguments; nothing started)")
+    console.note(f"ms-swift {found['swift']} parsed every flag of " + " and ".join(f"swift {c}" for c, _ in pairs))

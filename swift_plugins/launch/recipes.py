@@ -30,6 +30,7 @@ from .advice import advise
 from .checks import check_host, check_plan
 from .commands import ROLLOUT_LOG, Plan, rollout_command, selection_command, trainer_command, trainer_flags
 from .follow import follow_trainer, serve_until_stopped, show_tail, wait_for_health
+from .host import check_swift_flags
 from .runs import resume_flags, write_record
 from .settings import Settings
 
@@ -73,7 +74,8 @@ def launch(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path
         advise(plan, console)
     commands = [command for command in (plan.selection, plan.rollout, plan.trainer) if command is not None]
     if settings.dry_run:
-        console.note("DRY_RUN: nothing started; GPU, port, ms-swift, vLLM and DeepSpeed checks skipped")
+        check_swift_flags(commands, settings.repo, console)
+        console.note("DRY_RUN: nothing started; GPU, port, vLLM and DeepSpeed checks skipped")
         if settings.smoke:
             builds = "\n".join(shlex.join(argv) for argv in smoke_builds(settings, "python"))
             print(f"# SMOKE: tiny model and data (python: the interpreter of swift)\n{builds}\n")
@@ -81,6 +83,7 @@ def launch(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path
             print(f"# {command.title}, log: {command.log}\n{command.shell()}\n")
         return 0
     python = check_host(plan, console)
+    check_swift_flags(commands, settings.repo, console)
     write_record(settings.output_dir, settings.record, settings.script, commands, console)
     if settings.smoke:
         _build_smoke(settings, python, console)

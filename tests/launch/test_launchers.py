@@ -100,6 +100,8 @@ def test_each_script_execs_the_launcher_of_its_recipe(sandbox, script):
     commands = parse_dry_run(result.stdout)
     assert flag(commands["rlhf"][1], "--rlhf_type") == "grpo"
     assert flag(commands["rlhf"][1], "--external_plugins") == str(PLUGIN)
+    if recipe != "countdown_demo":  # no ms-swift here: the preflight says what it could not check
+        assert f"{script}: swift flags not checked: ms-swift's argument classes do not import with " in result.stderr
     sandbox.assert_nothing_started()
     if script == "countdown_3gpu.sh":
         rollout_env, rollout = commands["rollout"]
@@ -108,6 +110,18 @@ def test_each_script_execs_the_launcher_of_its_recipe(sandbox, script):
         assert rollout_env["CUDA_VISIBLE_DEVICES"] == "2"
         assert train_env["CUDA_VISIBLE_DEVICES"] == "0,1" and train_env["NPROC_PER_NODE"] == "2"
         assert flag(rollout, "--port") == port == flag(rlhf, "--vllm_server_port")
+
+
+@pytest.mark.stack  # the installed ms-swift's arguments judge the command
+def test_a_dry_run_refuses_a_mistyped_swift_flag_in_one_line(sandbox):
+    """With ms-swift installed, DRY_RUN parses the whole swift rlhf command with ms-swift's own arguments: the
+    user's typo is refused in one line naming the closest flag, before any command is printed."""
+    venv = f"{Path(sys.executable).parent}:/usr/bin:/bin"  # the real swift, not the stand-in
+    result = sandbox.run("countdown_3gpu.sh", "--learning_rat", "1e-6", DRY_RUN=1, PATH=venv, PYTHONPATH=None,
+                         timeout=300)  # fmt: skip
+    assert_refused(result, "countdown_3gpu.sh", "swift rlhf has no flag --learning_rat; the closest is --learning_rate")
+    assert result.stdout == ""
+    sandbox.assert_nothing_started()
 
 
 # ------------------------------------------------------------ exit statuses
@@ -384,14 +398,27 @@ def disagreements():
             bad.append(vars(args))
     return bad
 
-print(json.dumps({"unknown": unknown(payload), "batch": disagreements()}))
+refused = [line for _, line in unknown(payload["bad"])]
+print(json.dumps({"unknown": unknown(payload["good"]), "refused": refused, "batch": disagreements()}))
 """
+
+# The user's mistakes the preflight must refuse (with the recipe's own flags around them), and ms-swift's line for each.
+BAD_EXTRA = {
+    ("countdown_3gpu", "rlhf", ("--learning_rat", "1e-6")):
+        "swift rlhf has no flag --learning_rat; the closest is --learning_rate",
+    ("countdown_3gpu", "rlhf", ("--max_steps", "abc")): "swift rlhf refuses --max_steps abc: invalid int value: 'abc'",
+    ("gsm8k_1gpu", "rlhf", ("--use_vllm", "maybe")): "swift rlhf refuses --use_vllm maybe: Truthy value expected",
+    ("countdown_3gpu", "rollout", ("--vllm_max_model_len", "4k")):
+        "swift rollout refuses --vllm_max_model_len 4k: invalid int value: '4k'",
+}  # fmt: skip
 
 
 @pytest.mark.stack  # the installed ms-swift's arguments
 def test_flags_parse_with_installed_ms_swift(tmp_path):
-    """Every flag the recipes pass exists in the installed ms-swift 4.x argument dataclasses, once; the launcher's
-    batch check agrees with ms-swift's (swift/rlhf_trainers/args_mixin.py) on a grid of batch shapes."""
+    """Every flag the recipes pass exists in the installed ms-swift 4.x argument dataclasses, once, and parses (the
+    preflight's own check, swift_plugins.integration.swift_args); a mistyped flag or a bad value of the user's is
+    refused in one line naming the flag (the closest one for a typo); the launcher's batch check agrees with
+    ms-swift's (swift/rlhf_trainers/args_mixin.py) on a grid of batch shapes."""
     make_checkpoint(tmp_path / "v0-20260101-000000", 100)
     plans = [
         helpers.plan(recipe, repo=REPO, OUTPUT_DIR=str(tmp_path), **env)
@@ -416,5 +443,16 @@ def test_flags_parse_with_installed_ms_swift(tmp_path):
     for argv in commands:  # each flag once: the printed command says what runs
         names = helpers.flag_names(argv)
         assert len(names) == len(set(names)), (argv[1], sorted(n for n in names if names.count(n) > 1))
-    found = with_swift(BATCH_GRID, [[classes[argv[1]], list(argv[2:])] for argv in commands])
-    assert found == {"unknown": [], "batch": []}
+    bad = []
+    for recipe, command, extra in BAD_EXTRA:
+        if command == "rollout":  # the user's swift rollout flags come through ROLLOUT_ARGS
+            argv = helpers.plan(recipe, ROLLOUT_ARGS=" ".join(extra)).rollout.argv
+        else:
+            argv = helpers.plan(recipe, extra).trainer.argv
+        bad.append([classes[argv[1]], list(argv[2:])])
+    good = [[classes[argv[1]], list(argv[2:])] for argv in commands]
+    found = with_swift(BATCH_GRID, {"good": good, "bad": bad})
+    assert found["unknown"] == [] and found["batch"] == []
+    assert len(found["refused"]) == len(BAD_EXTRA)
+    for line, expected in zip(found["refused"], BAD_EXTRA.values(), strict=True):
+        assert line.startswith(expected), line
