@@ -1,5 +1,6 @@
 """Warnings about settings that run but waste a run: no checkpoint before the end, a learning rate known to
-collapse, a global batch other than the reference's, checkpoints that fill the disk.
+collapse, a global batch other than the reference's, checkpoints that fill the disk, dynamic sampling that counts
+another reward's spread as the answer's.
 
 >>> from ..core.flags import Flags
 >>> total_steps(Flags(["--dataset", "d#50000", "--split_dataset_ratio", "0.01", "--per_device_train_batch_size", "8",
@@ -85,12 +86,27 @@ def advise(plan: Plan, console: Console) -> None:
             f"beta {_reference(preset.server_args, 'beta')}"
         )
     _checkpoint_size(flags, console)
+    if plan.settings.dynamic_sample:
+        _dynamic_weights(flags, preset.accuracy_reward, console)
     if plan.settings.layout.reference_batch and not plan.settings.smoke:
         _global_batch(flags, world, preset.reference_completions, steps, console)
 
 
 def _reference(args: tuple[str, ...], name: str) -> str | None:
     return Flags(args).value(name)
+
+
+def _dynamic_weights(flags: Flags, accuracy: str, console: Console) -> None:
+    # ms-swift judges a group's spread on the weighted sum of its rewards: any other reward with weight counts.
+    rewards, weights = flags.values("reward_funcs") or [], flags.values("reward_weights") or []
+    weighted = [name for name, weight in zip(rewards, weights, strict=False)
+                if name != accuracy and _number(weight) != 0]  # fmt: skip
+    if weighted:
+        console.warn(
+            f"--reward_weights {' '.join(weights)} gives {', '.join(weighted)} weight with DYNAMIC_SAMPLE: ms-swift "
+            f"then counts a group whose answers differ only in {weighted[0]} as one that teaches; leave "
+            f"--reward_weights out to judge the answer ({accuracy}) alone"
+        )
 
 
 def _checkpoint_size(flags: Flags, console: Console) -> None:

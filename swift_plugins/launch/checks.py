@@ -56,6 +56,7 @@ def check_plan(plan: Plan, console: Console) -> None:
                 f"refuses it at start-up): use one of {', '.join(REPORT_TO_VALUES)}"
             )
     check_batches(plan.flags, plan.settings.world_size)
+    _check_reward_weights(plan.flags)
     _check_paths(plan, console)
     _check_lengths(plan)
 
@@ -104,6 +105,16 @@ def check_batches(flags: Flags, world: int) -> None:
             f"the global eval batch {world} x --per_device_eval_batch_size {eval_batch // world} = {eval_batch} is "
             f"not a multiple of {eval_generations} generations; ms-swift refuses this at start-up (swift/rlhf_trainers/"
             "args_mixin.py): choose a --per_device_eval_batch_size that makes it one, or VAL_DATASET=none"
+        )
+
+
+def _check_reward_weights(flags: Flags) -> None:
+    # ms-swift compares the counts only once the model is loaded (swift/rlhf_trainers/grpo_trainer.py).
+    rewards, weights = flags.values("reward_funcs") or [], flags.values("reward_weights")
+    if weights is not None and len(weights) != len(rewards):
+        raise SettingError(
+            f"--reward_weights {' '.join(weights)} gives {len(weights)} weight(s) to the {len(rewards)} rewards of "
+            f"--reward_funcs {' '.join(rewards)}: one weight a reward, in that order"
         )
 
 

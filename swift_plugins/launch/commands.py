@@ -21,8 +21,8 @@ from ..core.flags import Flags
 from ..integration.vllm_cpu import EAGER
 from .settings import Settings
 
-__all__ = ["ROLLOUT_LOG", "TRAINER_WORDS", "Plan", "rollout_command", "selection_command", "trainer_command",
-           "trainer_flags"]
+__all__ = ["ROLLOUT_LOG", "TRAINER_WORDS", "Plan", "answer_weights", "rollout_command", "selection_command",
+           "trainer_command", "trainer_flags"]
 
 ROLLOUT_LOG = "rollout.log"  # the rollout server's log in OUTPUT_DIR (a training node's too, where it is shared)
 SMOKE_MODEL_ARGS = ("--model_type", "qwen2", "--template", "qwen2_5")  # the tiny Qwen2.5-shaped model
@@ -97,7 +97,31 @@ def trainer_flags(settings: Settings, extra: Sequence[str]) -> Flags:
         flags.update(["--dynamic_sample", "true", "--max_resample_times", str(settings.dynamic_sample)])
     _check_extra(settings, extra)
     flags.update(extra)
+    if settings.dynamic_sample:
+        flags.update(["--reward_weights", *answer_weights(settings.task.preset.accuracy_reward, flags)])
     return flags
+
+
+def answer_weights(accuracy: str, flags: Flags) -> list[str]:
+    """DYNAMIC_SAMPLE's ``--reward_weights``: 1 for the task's ``accuracy`` reward, 0 for the others (logged, not
+    trained on), unless the user gave weights (:func:`~.advice.advise` warns when they weigh another reward).
+    ms-swift judges a group's spread on the weighted sum of its rewards (swift/rlhf_trainers/grpo_trainer.py,
+    compute_std): with the format reward in it, a group of wrong answers that differ in format would pass as one
+    that teaches.
+
+    >>> answer_weights("external_countdown", Flags(["--reward_funcs", "external_countdown", "think_answer_format"]))
+    ['1', '0']
+    """
+    given = flags.values("reward_weights")
+    if given is not None:
+        return given
+    rewards = flags.values("reward_funcs") or []
+    if accuracy not in rewards:
+        raise SettingError(
+            f"DYNAMIC_SAMPLE judges groups on the task's accuracy reward {accuracy}, which --reward_funcs "
+            f"{' '.join(rewards)} lacks: add it, give --reward_weights yourself, or unset DYNAMIC_SAMPLE"
+        )
+    return ["1" if name == accuracy else "0" for name in rewards]
 
 
 def selection_command(settings: Settings, flags: Flags, python: str = "python") -> Command:

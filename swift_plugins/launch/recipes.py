@@ -25,7 +25,7 @@ from ..core.flags import Flags
 from ..core.processes import Children
 from ..watch.checkpoints import newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
-from ..watch.log import describe_zero_spread, latest_log, read_steps
+from ..watch.log import describe_fallbacks, describe_zero_spread, latest_log, read_steps, zero_spread_share
 from .advice import advise
 from .checks import check_host, check_plan
 from .commands import ROLLOUT_LOG, Plan, rollout_command, selection_command, trainer_command, trainer_flags
@@ -223,9 +223,13 @@ def _report_success(plan: Plan, python: str, seconds: float, console: Console) -
     console.note(f"training finished; outputs in {settings.output_dir}")
     checkpoint = newest_checkpoint(settings.output_dir)
     log = latest_log(settings.output_dir)
-    spread = describe_zero_spread(read_steps(log)) if log is not None and log.is_file() else None
+    steps = read_steps(log) if log is not None and log.is_file() else []
+    spread = describe_zero_spread(steps)
     if spread is not None:
         console.note(spread)
+    if settings.dynamic_sample and Path(plan.trainer.log).is_file():
+        trained = (zero_spread_share(steps) or (0.0, 0))[1]
+        console.note(describe_fallbacks(Path(plan.trainer.log), trained, settings.dynamic_sample))
     if settings.smoke:
         if checkpoint is None:
             raise LaunchError(

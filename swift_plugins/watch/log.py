@@ -29,10 +29,12 @@ from typing import Any
 from ..core.errors import DataError
 
 __all__ = [
+    "FALLBACK_WARNING",
     "GRPO_KEYS",
     "LOG_NAME",
     "GrowingFile",
     "LogTail",
+    "describe_fallbacks",
     "describe_zero_spread",
     "find_log",
     "is_grpo",
@@ -216,6 +218,27 @@ def describe_zero_spread(steps: Iterable[dict[str, Any]]) -> str | None:
     if alike is None:
         return None
     return f"groups without reward spread (no gradient): {alike[0]:.0%} of the trained groups, over {alike[1]} steps"
+
+
+# ms-swift 4.6's warning when dynamic sampling ran out of resamplings and the step trains its batch as drawn, groups
+# without spread included (swift/rlhf_trainers/grpo_trainer.py, _dynamic_sampling): the only trace it leaves.
+FALLBACK_WARNING = "There are still std=0 groups present after"
+
+
+def describe_fallbacks(trainer_log: Path, steps: int, tries: int) -> str:
+    """The line a run with dynamic sampling (``tries`` resamplings a step) ends with: at how many of its ``steps``
+    ms-swift trained the batch as drawn, counted from its warnings in ``trainer_log``.
+
+    >>> import tempfile
+    >>> log = Path(tempfile.mkdtemp()) / "train.log"
+    >>> _ = log.write_text("[WARNING:swift] There are still std=0 groups present after 3 retries.\\n")
+    >>> describe_fallbacks(log, 4, 3).split(" (")[0]
+    'dynamic sampling: 1 of 4 steps trained their batch as drawn, groups without spread included'
+    """
+    with trainer_log.open(errors="replace") as lines:
+        fallbacks = sum(FALLBACK_WARNING in line for line in lines)
+    return (f"dynamic sampling: {fallbacks} of {steps} steps trained their batch as drawn, groups without spread "
+            f"included ({tries} resampling{'s' if tries != 1 else ''} did not replace them)")  # fmt: skip
 
 
 def is_grpo(steps: Iterable[dict[str, Any]]) -> bool:

@@ -34,11 +34,13 @@ STEPS = 3
 def smoke_run(repo, tmp_path_factory):
     """The CPU smoke recipe for 3 steps at lr 1e-2 with the probe plugin, a checkpoint each step, one evaluation; its
     rows selected first (2 answers each; the random model solves none, so the band 0-1 keeps them all) and ms-swift's
-    dynamic sampling on."""
+    dynamic sampling on. DYNAMIC_SAMPLE alone would weigh the accuracy reward only (always 0 for the random model:
+    no update); distinct_characters is weighed too, so that the updates change the model."""
     out = tmp_path_factory.mktemp("cpu_smoke")
     result = run_cpu_smoke(
         out, "--reward_funcs", "external_countdown", "think_answer_format", "countdown_probe", "distinct_characters",
-        "--max_completion_length", "24", "--learning_rate", "1e-2", "--max_steps", str(STEPS), "--save_steps", "1",
+        "--reward_weights", "1", "0", "0", "1", "--max_completion_length", "24", "--learning_rate", "1e-2",
+        "--max_steps", str(STEPS), "--save_steps", "1",
         "--eval_steps", str(STEPS), SELECT_SAMPLES="2", SELECT_BAND="0-1", DYNAMIC_SAMPLE="1",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -60,7 +62,13 @@ def test_the_run_trains_on_the_selected_rows_with_dynamic_sampling(smoke_run):
     assert len((out / "selected.jsonl").read_text().splitlines()) == candidates
     assert args["dataset"] == [str(out / "selected.jsonl")]
     assert (args["dynamic_sample"], args["max_resample_times"]) == (True, 1)
+    assert args["reward_weights"] == [1.0, 0.0, 0.0, 1.0]
     assert "groups without reward spread (no gradient): " in smoke_run["stderr"]
+    # the user's weights weigh another reward than the answer: said before the run; the end counts the fallbacks
+    assert "gives distinct_characters weight with DYNAMIC_SAMPLE" in smoke_run["stderr"]
+    fallbacks = smoke_run["stdout"].count("There are still std=0 groups present after")  # the trainer's log
+    assert (f"dynamic sampling: {fallbacks} of {STEPS} steps trained their batch as drawn, groups without spread "
+            "included (1 resampling did not replace them)") in smoke_run["stderr"]  # fmt: skip
 
 
 def test_the_run_trains_with_vllm_colocated_and_says_what_it_showed(smoke_run):

@@ -52,6 +52,7 @@ def test_the_recipe_defaults_pass(tmp_path):
         ([], {"MODEL": "/nonexistent"}, "MODEL=/nonexistent: no such folder"),
         ([], {"DATASET": "/nonexistent.jsonl#100"}, "DATASET=/nonexistent.jsonl#100: no such file"),
         (["--val_dataset", "./nope.jsonl"], {}, "--val_dataset ./nope.jsonl: no such file"),
+        (["--reward_weights", "1"], {}, r"--reward_weights 1 gives 1 weight\(s\) to the 2 rewards of --reward_funcs"),
     ],
 )  # fmt: skip
 def test_what_would_fail_later_is_refused_now(tmp_path, extra, env, words):

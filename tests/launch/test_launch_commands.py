@@ -8,6 +8,7 @@ import pytest
 
 from swift_plugins.core.commands import Command
 from swift_plugins.core.flags import Flags
+from swift_plugins.launch.advice import advise
 from swift_plugins.launch.commands import rollout_command, trainer_command, trainer_flags
 from swift_plugins.launch.recipes import build_plan
 from swift_plugins.launch.settings import SettingError
@@ -184,6 +185,43 @@ def test_selection_runs_where_vllm_serves_and_the_trainer_trains_on_its_rows(tmp
             built.flags.value("temperature"), built.flags.value("top_k"), built.flags.value("max_completion_length"))
         assert built.flags.value("dataset") == str(s.selected)
         assert (built.flags.value("dynamic_sample"), built.flags.value("max_resample_times")) == ("true", "5")
+
+
+@pytest.mark.parametrize(
+    ("recipe", "env", "rewards"),
+    [
+        ("countdown_3gpu", {}, {"external_countdown": "1", "think_answer_format": "0"}),
+        ("countdown_cpu_smoke", {}, {"external_countdown": "1", "think_answer_format": "0"}),
+        ("gsm8k_1gpu", {}, {"gsm8k_accuracy": "1", "reasoning_answer_format": "0"}),
+        ("countdown_multinode", {"ROLE": "train", "ROLLOUT_HOST": "gen0", "TASK": "gsm8k"},
+         {"gsm8k_accuracy": "1", "reasoning_answer_format": "0"}),
+        ("gym_1gpu", {"TASK": "gym:basic_arithmetic"}, {"external_gym": "1", "think_answer_format": "0"}),
+    ],
+)  # fmt: skip
+def test_dynamic_sampling_judges_the_answer_alone(recipe, env, rewards):
+    """ms-swift judges a group's spread on the weighted sum of its rewards: with DYNAMIC_SAMPLE only the task's
+    accuracy reward weighs (the format reward is logged, at weight 0), so wrong answers that differ in format are
+    no spread; without DYNAMIC_SAMPLE every reward trains, as before."""
+    flags = plan(recipe, DYNAMIC_SAMPLE="2", **env).flags
+    assert dict(zip(flags.values("reward_funcs"), flags.values("reward_weights"), strict=True)) == rewards
+    assert plan(recipe, **env).flags.value("reward_weights") is None
+
+
+def test_dynamic_sampling_warns_of_weights_that_count_another_reward_and_refuses_without_the_answer():
+    said = console()
+    weighed = plan("countdown_3gpu", ["--reward_weights", "2", "0.5"], said, DYNAMIC_SAMPLE="2")
+    advise(weighed, said)
+    assert weighed.flags.values("reward_weights") == ["2", "0.5"]  # the user's
+    assert ("t.sh: warning: --reward_weights 2 0.5 gives think_answer_format weight with DYNAMIC_SAMPLE: ms-swift "
+            "then counts a group whose answers differ only in think_answer_format as one that teaches") in \
+        said.stream.getvalue()  # fmt: skip
+    quiet = console()
+    advise(plan("countdown_3gpu", ["--reward_weights", "2", "0"], quiet, DYNAMIC_SAMPLE="2"), quiet)
+    assert "DYNAMIC_SAMPLE" not in quiet.stream.getvalue()
+    with pytest.raises(SettingError, match=re.escape("DYNAMIC_SAMPLE judges groups on the task's accuracy reward "
+                                                     "external_countdown, which --reward_funcs think_answer_format "
+                                                     "lacks")):  # fmt: skip
+        plan("countdown_3gpu", ["--reward_funcs", "think_answer_format"], DYNAMIC_SAMPLE="2")
 
 
 def test_a_training_node_leaves_the_selection_to_the_rollout_host(tmp_path):

@@ -441,6 +441,17 @@ def test_a_dry_run_prints_the_selection_first_and_trains_on_what_it_writes(sandb
     assert not sandbox.out.joinpath("selected.jsonl").exists()  # a dry run starts nothing, selects nothing
 
 
+def test_a_run_with_dynamic_sampling_ends_saying_how_often_it_trained_the_batch_as_drawn(sandbox):
+    """ms-swift trains the original batch, groups without spread included, when its resampling runs out, and says
+    so only in a warning: the run's last lines count those steps (the stand-in warns as ms-swift 4.6 does)."""
+    result = sandbox.launch("countdown_1gpu.sh", DYNAMIC_SAMPLE=2, FAKE_TRAIN_LOG=5, FAKE_TRAIN_FALLBACKS=2)
+    assert result.returncode == 0, result.stderr
+    assert ("countdown_1gpu.sh: dynamic sampling: 2 of 5 steps trained their batch as drawn, groups without spread "
+            "included (2 resamplings did not replace them)") in result.stderr.splitlines()  # fmt: skip
+    quiet = sandbox.launch("countdown_1gpu.sh", FAKE_TRAIN_LOG=5, FAKE_TRAIN_FALLBACKS=0)
+    assert quiet.returncode == 0 and "dynamic sampling" not in quiet.stderr
+
+
 def test_eval_uses_the_generated_test_file_or_none(sandbox):
     data = sandbox.tmp / "train.jsonl"
     data.write_text('{"nums": [1, 2], "target": 3}\n')
