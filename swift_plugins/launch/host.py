@@ -160,13 +160,17 @@ def check_swift_flags(commands: Iterable[Command], repo: Path, console: Console)
     """Parse every ``swift`` command with the installed ms-swift's own argument classes (one interpreter for all:
     importing them takes seconds; no model is loaded); refuse the first flag or value it refuses.
 
-    swift's interpreter parses; without a ``swift`` on PATH (a DRY_RUN on a laptop) this one tries, and where
-    ms-swift does not import, one line says the flags went unchecked.
+    swift's interpreter parses; without a ``swift`` on PATH (a DRY_RUN on a laptop), or where its ms-swift does not
+    import, one line says the flags went unchecked.
     """
     pairs = [[command.argv[1], list(command.argv[2:])] for command in commands if command.argv[0] == "swift"]
     if not pairs:
         return
-    python = swift_interpreter()[1] if shutil.which("swift") else sys.executable
+    if shutil.which("swift") is None:
+        console.note("swift flags not checked: no swift on PATH (where ms-swift is installed, its own arguments "
+                     "check them)")  # fmt: skip
+        return
+    python = swift_interpreter()[1]
     module = swift_args.__name__
     # cwd: the checkout, where this package imports from (and no ./swift of the caller's shadows ms-swift)
     result = _run([python, "-m", module, json.dumps(pairs)], f"{python} -m {module}", cwd=repo)

@@ -441,6 +441,16 @@ def test_a_dry_run_prints_the_selection_first_and_trains_on_what_it_writes(sandb
     assert not sandbox.out.joinpath("selected.jsonl").exists()  # a dry run starts nothing, selects nothing
 
 
+def test_a_dry_run_says_in_one_line_when_ms_swift_cannot_check_the_flags(sandbox):
+    # the stand-in ms-swift (tests/stand_ins/pylib) has no argument classes; the real one's refusals are tested in
+    # tests/launch/test_launchers.py
+    result = sandbox.launch("countdown_1gpu.sh", DRY_RUN=1)
+    assert result.returncode == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if "swift flags not checked" in line]
+    assert len(said) == 1 and said[0].startswith("countdown_1gpu.sh: swift flags not checked: ms-swift's argument "
+                                                 "classes do not import with ")  # fmt: skip
+
+
 def test_a_run_with_dynamic_sampling_ends_saying_how_often_it_trained_the_batch_as_drawn(sandbox):
     """ms-swift trains the original batch, groups without spread included, when its resampling runs out, and says
     so only in a warning: the run's last lines count those steps (the stand-in warns as ms-swift 4.6 does)."""

@@ -101,7 +101,7 @@ def test_each_script_execs_the_launcher_of_its_recipe(sandbox, script):
     assert flag(commands["rlhf"][1], "--rlhf_type") == "grpo"
     assert flag(commands["rlhf"][1], "--external_plugins") == str(PLUGIN)
     if recipe != "countdown_demo":  # no ms-swift here: the preflight says what it could not check
-        assert f"{script}: swift flags not checked: ms-swift's argument classes do not import with " in result.stderr
+        assert f"{script}: swift flags not checked: no swift on PATH" in result.stderr
     sandbox.assert_nothing_started()
     if script == "countdown_3gpu.sh":
         rollout_env, rollout = commands["rollout"]
