@@ -16,16 +16,9 @@
 # Usage:
 #   shell/countdown_cpu_smoke.sh [extra swift rlhf flags...]    (or: make smoke)
 #   DRY_RUN=1 shell/countdown_cpu_smoke.sh   print the commands, start nothing
-#   shell/countdown_cpu_smoke.sh --help      this text
+#   shell/countdown_cpu_smoke.sh --help      this text and every setting the recipe reads
 # Extra flags go to `swift rlhf`; a flag the recipe sets takes the extra flag's
 # value instead (each flag appears once).
-#
-# Environment (default):
-#   OUTPUT_DIR    <repo>/output/countdown_cpu_smoke-<YYYYmmdd-HHMMSS>   smoke/, v0-*/, train.log
-#   WATCH         stop    the watch over logging.jsonl (warn, off); rewards at 0 and truncated
-#                 completions are the random model's, so they only warn here
-#   WATCH_SET     -       the watch's thresholds, NAME=VALUE ... (stall_seconds=3600)
-#   DRY_RUN       0
 #
 # Needs `swift`, vLLM's CPU build and this package's demo extra (make install).
 set -euo pipefail

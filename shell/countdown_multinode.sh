@@ -32,34 +32,6 @@
 # More training processes than the reference's 2 multiply the completions per
 # step (2 x 8 GPUs: 1024, 386 steps): the launcher warns and names the
 # --gradient_accumulation_steps that keeps the reference's 128.
-#
-# Environment (default):
-#   ROLE            (required)   rollout | train
-#   TASK            countdown    or gsm8k (swift_plugins/tasks.py): the same on every host
-#   MODEL           the task's (Qwen/Qwen2.5-3B-Instruct), the same on every host
-#   ROLLOUT_PORT    8000         HTTP port of the server (was VLLM_PORT)
-#   ROLLOUT_GROUP_PORT 51216     NCCL weight-sync port on the rollout host (was VLLM_GROUP_PORT)
-#   OUTPUT_DIR      <repo>/output/countdown_multinode
-#                   (rollout.log, train-node<NODE_RANK>.log, commands-*.sh; earlier ones kept as *.1)
-#   STOP_GRACE_SECONDS 10        DRY_RUN 0   SMOKE 0
-#   GPU settings are indices or GPU-/MIG- ids; under an inherited CUDA_VISIBLE_DEVICES
-#   indices are positions in it.
-#  ROLE=rollout:
-#   ROLLOUT_GPUS    0            --vllm_data_parallel_size = their count
-#   ROLLOUT_BIND_HOST 0.0.0.0    the server is unauthenticated: private network only
-#   VLLM_MAX_MODEL_LEN 4096      VLLM_GPU_MEMORY_UTILIZATION 0.9
-#   ROLLOUT_ARGS    ""           extra `swift rollout` flags, shell-quoted (not --port/--host)
-#   ROLLOUT_TIMEOUT 900          seconds to become healthy
-#  ROLE=train:
-#   ROLLOUT_HOST    (required)   host name / address of the rollout server
-#   NNODES 1  NODE_RANK 0  MASTER_ADDR (required if NNODES > 1)  MASTER_PORT 29500
-#   TRAIN_GPUS      0,1,2,3,4,5,6,7   per node; NPROC_PER_NODE = their count
-#   DATASET         the task's (zouxuhong/Countdown-Tasks-3to4#50000)   VAL_DATASET as in countdown_3gpu.sh
-#   REPORT_TO       tensorboard  or wandb, swanlab
-#   RESUME          ""           auto: continue from the newest complete checkpoint in OUTPUT_DIR
-#   WATCH           stop         node rank 0 watches logging.jsonl: stop, warn or off (docs/watch.md)
-#   WATCH_SET       -            the watch's thresholds, NAME=VALUE ... (stall_seconds=3600)
-#   ROLLOUT_TIMEOUT 900          seconds to wait for the server's health check
 set -euo pipefail
 
 # The launcher (swift_plugins/launch) runs with the python of swift's environment, else python3: DRY_RUN

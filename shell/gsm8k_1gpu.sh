@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # gsm8k_1gpu.sh: GRPO on GSM8K with ms-swift 4.x on a single GPU (24-80 GB), LoRA.
 #
-# countdown_1gpu.sh's layout and settings (see its --help: GPU, RESUME, SMOKE,
-# DRY_RUN, ...) with the GSM8K preset of swift_plugins/gsm8k/__init__.py.  LoRA:
+# countdown_1gpu.sh's layout with the GSM8K preset of swift_plugins/gsm8k/__init__.py.  LoRA:
 # r32/alpha64 all-linear, lr 5e-5 (about 10x the public
 # run's full fine-tune 5e-6), beta 0.04, clip epsilon 0.1, 500 steps of 7 prompts
 # x 12 generations (6 x 14 = 84 completions), completions <= 400 tokens; rewards
@@ -13,16 +12,7 @@
 #   DRY_RUN=1 shell/gsm8k_1gpu.sh           print the command, start nothing
 #   SMOKE=1 shell/gsm8k_1gpu.sh             tiny model, 4 steps on 64 GSM8K rows
 #   SMOKE=1 DATASET=rows.jsonl shell/gsm8k_1gpu.sh   the same on local rows (no hub needed)
-#   shell/gsm8k_1gpu.sh --help              this text
-#
-# Environment (default; the rest as in countdown_1gpu.sh):
-#   MODEL           Qwen/Qwen2.5-1.5B-Instruct
-#   DATASET         modelscope/gsm8k (USE_HF=1: openai/gsm8k), or a local .jsonl/.json/.parquet
-#                   with question/answer columns
-#   VAL_DATASET     held out: 1% of the train split (ms-swift registers only GSM8K's train
-#                   split); e.g. a local copy of the test split; none: no eval
-#   OUTPUT_DIR      <repo>/output/gsm8k_1gpu-<YYYYmmdd-HHMMSS>
-#   VLLM_MAX_MODEL_LEN 2048
+#   shell/gsm8k_1gpu.sh --help              this text and every setting the recipe reads
 set -euo pipefail
 
 # The launcher (swift_plugins/launch) runs with the python of swift's environment, else python3: DRY_RUN

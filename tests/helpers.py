@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from swift_plugins.core.console import Console
+from swift_plugins.launch.catalog import ALL, entries, recipe_names
 from swift_plugins.launch.commands import Plan
 from swift_plugins.launch.recipes import build_plan
 from swift_plugins.launch.settings import Settings
@@ -40,6 +41,7 @@ SHELL = REPO / "shell"
 STAND_INS = TESTS / "stand_ins"
 DATA = TESTS / "data"  # logs of real runs the watch is tested on
 PLUGIN = REPO / "swift_plugins" / "plugin.py"
+SETTING_NAMES = {entry.name for entry in ALL}  # every setting of a launcher recipe
 NO_REPO = Path("/repo")  # a checkout that is not there: what needs no file of it
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what the launcher's Children take over
 
@@ -393,8 +395,14 @@ class Sandbox:
         }
         self.procs: list[subprocess.Popen] = []
 
-    def _env(self, overrides: Mapping[str, object]) -> dict[str, str]:
+    def _env(self, overrides: Mapping[str, object], script: str | None = None) -> dict[str, str]:
+        """The sandbox's environment with ``overrides`` (None: removed); for a launcher recipe's ``script``, without
+        the sandbox's own settings that recipe does not read (it would refuse them)."""
         env = dict(self.env)
+        recipe = script.removesuffix(".sh") if script else None
+        if recipe is not None and recipe in recipe_names():
+            own = {entry.name for entry in entries(recipe)}
+            env = {key: value for key, value in env.items() if key in own or key not in SETTING_NAMES}
         for key, value in overrides.items():
             if value is None:
                 env.pop(key, None)
@@ -403,7 +411,7 @@ class Sandbox:
         return env
 
     def _script(self, script: str, args: Sequence[str], env: Mapping[str, object]) -> dict:
-        return {"args": ["bash", str(SHELL / script), *args], "env": self._env(env), "cwd": self.tmp}
+        return {"args": ["bash", str(SHELL / script), *args], "env": self._env(env, script), "cwd": self.tmp}
 
     def run(self, script: str, *args: str, timeout: float = 30, **env: object) -> subprocess.CompletedProcess:
         """``shell/<script>`` in a process of its own, to its end."""
@@ -420,11 +428,11 @@ class Sandbox:
         return proc
 
     @contextlib.contextmanager
-    def environment(self, **env: object) -> Iterator[dict[str, str]]:
-        """This process as the script would run it: the sandbox's environment (what children inherit too) and
+    def environment(self, script: str | None = None, **env: object) -> Iterator[dict[str, str]]:
+        """This process as ``script`` would run it: the sandbox's environment (what children inherit too) and
         working directory; both, and the handlers of the stop signals, are put back afterwards."""
         saved_env, saved_cwd = dict(os.environ), os.getcwd()
-        values = self._env(env)
+        values = self._env(env, script)
         os.environ.clear()
         os.environ.update(values)
         os.chdir(self.tmp)
@@ -444,7 +452,7 @@ class Sandbox:
         stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)  # the trainer's log: bytes
         stderr = io.StringIO()
         argv = [script.removesuffix(".sh"), *args]
-        with self.environment(**env), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        with self.environment(script, **env), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             status = main(argv)
         return subprocess.CompletedProcess(argv, status, stdout.buffer.getvalue().decode(), stderr.getvalue())
 

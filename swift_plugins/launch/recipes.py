@@ -32,6 +32,7 @@ from .commands import ROLLOUT_LOG, Plan, rollout_command, selection_command, tra
 from .follow import follow_trainer, serve_until_stopped, show_tail, wait_for_health
 from .host import check_swift_flags
 from .runs import resume_flags, write_record
+from .script import entry_words
 from .settings import Settings
 
 __all__ = ["HELD_OUT", "build_plan", "evaluation_command", "launch", "smoke_builds"]
@@ -134,7 +135,7 @@ def _run(plan: Plan, children: Children) -> int:
         console.note(
             f"ready: on each training node run ROLE=train ROLLOUT_HOST={socket.gethostname()} "
             f"ROLLOUT_PORT={settings.port('ROLLOUT_PORT')} ROLLOUT_GROUP_PORT={settings.port('ROLLOUT_GROUP_PORT')} "
-            f"... {settings.repo / 'shell' / settings.script}"
+            f"... {shlex.join(entry_words(settings.recipe))}"
         )
         console.note("Ctrl-C stops the server")
         serve_until_stopped(server, Path(plan.rollout.log), lines, console)
@@ -174,7 +175,7 @@ def _report_stop(plan: Plan, extra: Sequence[str], stop: WatchStopped, console: 
         return
     console.note(f"newest complete checkpoint saved before the failure began (step {verdict.since}): {checkpoint}")
     console.note(f"what to change: {verdict.advice}; then, with this run's other settings, go on from it with:")
-    words = ["RESUME=auto", f"OUTPUT_DIR={settings.output_dir}", "bash", str(settings.repo / "shell" / settings.script)]
+    words = ["RESUME=auto", f"OUTPUT_DIR={settings.output_dir}", *entry_words(settings.recipe)]
     print(f"\n{shlex.join(words + list(extra))}", flush=True)  # on a line of its own after the trainer's log
 
 

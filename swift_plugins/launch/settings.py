@@ -29,7 +29,9 @@ from ..selection.band import Band
 from ..tasks import task_named
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
+from .catalog import foreign
 from .layouts import LAYOUTS, GpuSetting, Layout, Recipe, recipe_named
+from .script import script_name
 
 __all__ = ["Settings"]
 
@@ -47,7 +49,8 @@ def _gpus(setting: GpuSetting | None, env: Mapping[str, str]) -> tuple[str, ...]
 class Settings:
     """What one launcher run uses, checked."""
 
-    script: str  # the entry script's name, for messages
+    recipe: str  # countdown_3gpu, gym_1gpu, ...
+    script: str  # the entry script's name (a recipe without one: its own), for messages
     repo: Path
     layout: Layout
     task: TaskSpec
@@ -108,6 +111,9 @@ class Settings:
     def from_env(cls, recipe_name: str, env: Mapping[str, str], repo: Path) -> Settings:
         """The settings of the recipe ``recipe_name`` from ``env``, or :class:`SettingError`."""
         recipe = recipe_named(recipe_name)
+        refused = foreign(recipe_name, env)
+        if refused:
+            raise SettingError(refused)
         flags = {name: parse_bool(name, env.get(name, "")) for name in ("DRY_RUN", "SMOKE")}
         resume = env.get("RESUME", "")
         if resume != "auto" and resume.strip().lower() not in ("", "0", "false", "no"):
@@ -130,7 +136,8 @@ class Settings:
                 f"{','.join(train_gpus)} share GPU {shared[0]}: vLLM and the trainer cannot share a card in this layout"
             )
         values = dict(
-            script=f"{recipe_name}.sh",
+            recipe=recipe_name,
+            script=script_name(recipe_name),
             repo=repo,
             layout=layout,
             task=task,

@@ -330,8 +330,8 @@ def test_exported_vllm_port_never_reaches_the_children(sandbox):
 
 @pytest.mark.parametrize("old, new", [("VLLM_PORT", "ROLLOUT_PORT"), ("VLLM_GROUP_PORT", "ROLLOUT_GROUP_PORT")])
 def test_old_port_names_are_refused_with_the_new_name(sandbox, old, new):
-    for script in ("countdown_3gpu.sh", "countdown_multinode.sh"):
-        result = sandbox.launch(script, DRY_RUN=1, ROLE="rollout", ROLLOUT_PORT=None, **{old: 8011})
+    for script, role in (("countdown_3gpu.sh", None), ("countdown_multinode.sh", "rollout")):
+        result = sandbox.launch(script, DRY_RUN=1, ROLE=role, ROLLOUT_PORT=None, **{old: 8011})
         assert_refused(result, script, old, new)
 
 
@@ -751,8 +751,9 @@ def test_multinode_help_gives_the_steps_the_launcher_prints(sandbox):
 
 
 def test_the_launcher_names_its_recipes(sandbox):
-    result = sandbox.launch("countdown_2gpu", DRY_RUN=1)
-    assert_refused(result, "countdown_2gpu.sh", "countdown_2gpu: no such recipe", "countdown_3gpu", "gsm8k_1gpu")
+    result = sandbox.launch("countdown_2gpu", DRY_RUN=1)  # no script of that name: named as the recipe
+    assert_refused(result, "countdown_2gpu", "countdown_2gpu: no such recipe", "countdown_3gpu", "gsm8k_1gpu")
+    assert_refused(sandbox.launch("countdown_2gpu", "--help"), "countdown_2gpu", "countdown_2gpu: no such recipe")
     # the demo is an experiment of its own (python -m swift_plugins.demo), not a recipe of the launcher
     assert_refused(sandbox.launch("countdown_demo", DRY_RUN=1), "countdown_demo.sh", "countdown_demo: no such recipe")
     from swift_plugins.launch.__main__ import main

@@ -8,15 +8,16 @@ import pytest
 from swift_plugins.core.flags import Flags
 from swift_plugins.core.settings import parse_bool, parse_gpus, split_words
 from swift_plugins.core.think_answer import SYSTEM_PROMPT
+from swift_plugins.launch.catalog import GYM_SCORE_LIMITS, recipe_names
 from swift_plugins.launch.layouts import LAYOUTS, RECIPES, Recipe, recipe_named
 from swift_plugins.launch.recipes import smoke_builds
-from swift_plugins.launch.script import usage
+from swift_plugins.launch.script import recipe_help
 from swift_plugins.launch.settings import SettingError, Settings
 from swift_plugins.tasks import NAMES, all_tasks, task_named
 from swift_plugins.watch.rules import Thresholds
 
 from ..helpers import NO_REPO as REPO
-from ..helpers import SHELL, settings
+from ..helpers import SETTING_NAMES, SHELL, settings
 
 GSM8K = task_named("gsm8k").preset
 
@@ -111,12 +112,13 @@ def test_a_training_node_may_reuse_the_rollout_hosts_port_numbers_but_not_twice(
 
 @pytest.mark.parametrize("recipe", ["countdown_3gpu", "countdown_multinode"])
 def test_renamed_ports_are_refused_with_the_new_names(recipe):
+    role = {"ROLE": "rollout"} if recipe == "countdown_multinode" else {}
     with pytest.raises(SettingError, match="now ROLLOUT_PORT"):
-        settings(recipe, ROLE="rollout", VLLM_PORT="8011")
+        settings(recipe, VLLM_PORT="8011", **role)
     with pytest.raises(SettingError, match="ROLLOUT_GROUP_PORT=1"):
-        settings(recipe, ROLE="rollout", VLLM_GROUP_PORT="1")
+        settings(recipe, VLLM_GROUP_PORT="1", **role)
     # Beside ROLLOUT_PORT (or in the 1-GPU recipe) VLLM_PORT is someone else's: kept, to be unset for the children.
-    assert settings(recipe, ROLE="rollout", VLLM_PORT="8011", ROLLOUT_PORT="8000").vllm_port == "8011"
+    assert settings(recipe, VLLM_PORT="8011", ROLLOUT_PORT="8000", **role).vllm_port == "8011"
     assert settings("countdown_1gpu", VLLM_PORT="8011").vllm_port == "8011"
 
 
@@ -204,21 +206,96 @@ def test_every_entry_script_is_a_recipe_and_every_fixed_recipe_has_one():
         assert {f"{task}_3gpu", f"{task}_1gpu"} <= scripts
 
 
+def documented(recipe: str) -> dict[str, str]:
+    """``{NAME: its whole line}`` of the settings part of ``recipe``'s --help (wrapped lines joined)."""
+    text = recipe_help(recipe).split("Settings (environment variables", 1)[1]
+    return dict(re.findall(r"^  ([A-Z_]+) +(.*)$", re.sub(r"\n {30}", " ", text), re.M))
+
+
 @pytest.mark.parametrize("recipe", [f"{task}_{suffix}" for task in NAMES for suffix in ("3gpu", "1gpu")])
 def test_help_gives_the_defaults_the_launcher_uses(recipe):
-    # `#   NAME   default   ...` lines of the script's usage text against the settings of an empty environment
+    # each setting's "; default X" in --help against the settings of an empty environment
     s = Settings.from_env(recipe, {}, REPO)
     values = {
         "MODEL": s.model, "DATASET": s.dataset, "VLLM_MAX_MODEL_LEN": str(s.vllm_max_model_len),
         "VLLM_GPU_MEMORY_UTILIZATION": s.vllm_gpu_memory_utilization, "REPORT_TO": s.report_to,
         "ROLLOUT_TIMEOUT": str(s.rollout_timeout), "STOP_GRACE_SECONDS": str(s.stop_grace),
         "ROLLOUT_GPU": ",".join(s.rollout_gpus), "TRAIN_GPUS": ",".join(s.train_gpus), "GPU": ",".join(s.train_gpus),
-        **{name: str(port) for name, port in s.ports},
+        "LOG_TAIL_LINES": str(s.log_tail_lines), "WATCH": s.watch, **{name: str(port) for name, port in s.ports},
     }  # fmt: skip
-    documented = dict(re.findall(r"^  ([A-Z_]+) +(\S+)", usage(recipe), re.M))
-    compared = {name: documented[name] for name in values if name in documented}
+    defaults = {name: re.search(r"; default (\S+?)[;]?(?: |$)", line)[1] for name, line in documented(recipe).items()}
+    compared = {name: defaults[name] for name in values if name in defaults}
     assert compared == {name: values[name] for name in compared}
-    assert {"MODEL", "VLLM_MAX_MODEL_LEN"} <= set(compared), documented
+    assert {"MODEL", "DATASET", "VLLM_MAX_MODEL_LEN", "MASTER_PORT", "WATCH"} <= set(compared), defaults
+
+
+class Spy(dict):
+    """An environment that remembers every name read from it."""
+
+    def __init__(self, values: dict) -> None:
+        super().__init__(values)
+        self.read: set[str] = set()
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+# Read, but no setting of the recipes: the scheduler's GPUs, the caller's proxy bypass, vLLM's own port (kept from
+# the children) and the old name of a port (refused with the new one).
+AMBIENT = {"CUDA_VISIBLE_DEVICES", "no_proxy", "NO_PROXY", "VLLM_PORT", "VLLM_GROUP_PORT"}
+LAYOUT_ENV = {"countdown_multinode": [{"ROLE": "rollout"}, {"ROLE": "train", "ROLLOUT_HOST": "gen0"}],
+              **{f"gym_{kind}": [{"TASK": "gym:basic_arithmetic"}] for kind in ("1gpu", "3gpu", "cpu_smoke")}}
+
+
+@pytest.mark.parametrize("recipe", recipe_names())
+def test_help_lists_every_setting_the_recipe_reads(recipe):
+    """The settings table and the launcher agree: --help lists only settings the launcher reads (GYM_SCORE_* are
+    read by the rewards in the trainer), and every setting it reads is in the table, so one it reads but does not
+    list for this recipe (a smoke recipe's MODEL: the tiny model trains) is refused when set, not ignored."""
+    read = set()
+    for env in LAYOUT_ENV.get(recipe, [{}]):
+        spy = Spy(env)
+        Settings.from_env(recipe, spy, REPO)
+        read |= spy.read
+    listed = set(documented(recipe))
+    assert listed - {"GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT"} <= read, recipe
+    assert read - AMBIENT <= SETTING_NAMES, recipe
+    assert {"SELECT_SAMPLES", "SELECT_BAND", "DRY_RUN"} <= listed
+    if recipe_named(recipe).task is None and recipe != "countdown_multinode":
+        assert {"TASK", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT", "DYNAMIC_SAMPLE"} <= listed
+
+
+def test_the_help_gives_the_gym_scorers_own_limits():
+    from swift_plugins.gym import bounded
+
+    assert {name: getattr(bounded, name) for name in GYM_SCORE_LIMITS} == GYM_SCORE_LIMITS
+
+
+@pytest.mark.parametrize(
+    ("recipe", "env", "message"),
+    [
+        ("countdown_3gpu", {"TASK": "gsm8k"}, "TASK is not a setting of countdown_3gpu (its task is countdown): unset "
+         "it (it is read by countdown_multinode, gym_3gpu, gym_1gpu, ...)"),
+        ("gsm8k_1gpu", {"ROLLOUT_GPU": "1"}, "ROLLOUT_GPU is not a setting of gsm8k_1gpu: unset it"),
+        ("countdown_1gpu", {"NNODES": "2"}, "NNODES is not a setting of countdown_1gpu: unset it (it is read by "
+         "countdown_multinode)"),
+        ("countdown_cpu_smoke", {"MODEL": "Qwen/Qwen2.5-3B-Instruct"}, "MODEL is not a setting of countdown_cpu_smoke"),
+        ("countdown_3gpu", {"GYM_SCORE_TIMEOUT": "3"}, "GYM_SCORE_TIMEOUT is not a setting of countdown_3gpu"),
+    ],
+)  # fmt: skip
+def test_a_setting_of_another_recipe_is_refused_not_ignored(recipe, env, message):
+    with pytest.raises(SettingError, match=re.escape(message)):
+        Settings.from_env(recipe, env, REPO)
+    Settings.from_env(recipe, {name: "" for name in env}, REPO)  # set but empty: unset
 
 
 def test_presets_keep_the_reference_runs():

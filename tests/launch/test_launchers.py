@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from swift_plugins.core.think_answer import SYSTEM_PROMPT
+from swift_plugins.launch.catalog import recipe_names
 
 from .. import helpers
 from ..helpers import (
@@ -87,13 +88,38 @@ def test_help_prints_the_header(sandbox):
     assert not sandbox.started_pids()
 
 
+def test_help_lists_every_setting_and_the_launcher_lists_the_recipes(sandbox):
+    result = sandbox.run("countdown_3gpu.sh", "--help")
+    for name in ("SELECT_SAMPLES", "SELECT_BAND", "DYNAMIC_SAMPLE", "ROLLOUT_GPU", "WATCH_SET"):
+        assert re.search(rf"^  {name} ", result.stdout, re.M), name
+    launcher, env = [sys.executable, "-m", "swift_plugins.launch"], {"PYTHONPATH": str(REPO)}
+    listed = subprocess.run([*launcher, "--help"], capture_output=True, text=True, env=env)
+    assert listed.returncode == 0 and listed.stderr == ""
+    assert [line.split()[0] for line in listed.stdout.splitlines() if line.startswith("  ")] == recipe_names()
+    gym = subprocess.run([*launcher, "gym_1gpu", "--help"], capture_output=True, text=True, env=env)
+    assert gym.stdout.startswith("gym_1gpu: GRPO on a reasoning-gym task") and re.search("^  GYM_SCORE_TIMEOUT ",
+                                                                                        gym.stdout, re.M)  # fmt: skip
+
+
+def test_a_setting_of_another_recipe_and_a_scriptless_recipes_errors_are_one_line(sandbox):
+    assert_refused(sandbox.run("countdown_3gpu.sh", TASK="gsm8k", DRY_RUN=1), "countdown_3gpu.sh",
+                   "TASK is not a setting of countdown_3gpu (its task is countdown): unset it")  # fmt: skip
+    # a recipe without a script is named as it is run, not as a script that does not exist
+    result = sandbox.launch("gym_1gpu", DRY_RUN=1)
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("gym_1gpu: error: gym_1gpu needs TASK=gym:<name>, got TASK='' (python -m "
+                                     "swift_plugins gym list names them)")  # fmt: skip
+    sandbox.assert_nothing_started()
+
+
 @pytest.mark.parametrize("script", [path.name for path in SCRIPTS])
 def test_each_script_execs_the_launcher_of_its_recipe(sandbox, script):
     # No nvidia-smi, no swift: a dry run of a GPU recipe works on a laptop, with the system's python3.  The demo
     # asks torch about the hardware: it runs with the python beside swift, as on a real box.
     recipe = script.removesuffix(".sh")
-    env = {"DEMO_SCALE": "cpu"} if recipe == "countdown_demo" else {"PATH": "/usr/bin:/bin", "ROLE": "train",
-                                                              "ROLLOUT_HOST": "gen0"}  # fmt: skip
+    env = {"DEMO_SCALE": "cpu"} if recipe == "countdown_demo" else {"PATH": "/usr/bin:/bin"}
+    if recipe == "countdown_multinode":
+        env |= {"ROLE": "train", "ROLLOUT_HOST": "gen0"}
     result = sandbox.run(script, DRY_RUN=1, **env)
     assert result.returncode == 0, result.stderr
     assert f"{script}: DRY_RUN: " in result.stderr  # the launcher ran the recipe named after the script
