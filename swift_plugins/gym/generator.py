@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.metadata
+import warnings
 from functools import cache
 from typing import Any
 
@@ -61,7 +62,11 @@ def check_version() -> str:
 @cache
 def _registry() -> dict[str, tuple[type, type]]:
     check_version()
-    from reasoning_gym.factory import DATASETS
+    # cellpylib, which two datasets import, has escape sequences Python warns of when it first compiles them: a
+    # warning about a library's source, not the user's command, kept off the one line a command prints
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        from reasoning_gym.factory import DATASETS
 
     return DATASETS
 

@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +92,7 @@ def serve(parent: int) -> None:
     die_with(parent)
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a scorer's print goes to stderr
+    warnings.simplefilter("ignore", SyntaxWarning)  # cellpylib's escape sequences, warned of as it first compiles
     import reasoning_gym  # noqa: F401  (imported before ready: the first request is not slowed by it)
 
     def reply(message: dict[str, Any]) -> None:
