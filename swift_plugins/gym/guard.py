@@ -23,6 +23,7 @@ import re
 import string
 
 from ..doctor.stacks import REASONING_GYM
+from .scorers import CONSTANTS, FUNCTIONS
 
 __all__ = ["ALLOWED", "PLAIN", "RESERVED", "VARIABLE", "refusal"]
 
@@ -46,7 +47,7 @@ VARIABLE = f"[{''.join(sorted(set(string.ascii_letters) - set(RESERVED)))}]"
 # functions and constants of the package's reader (scorers.FUNCTIONS, CONSTANTS: ln for log, E for Euler's number).
 # None is a builtin; the reader calls none of them but its functions, and nothing is evaluated (the integrations are
 # scored by the package's reader, never by sympy's parser).
-INTEGRATION_NAMES = (r"[A-Za-z]\d*", "sin", "cos", "exp", "log", "ln", "asin", "atan", "sqrt", "Integral", "pi")
+INTEGRATION_NAMES = (r"[A-Za-z]\d*", *FUNCTIONS, *CONSTANTS)
 
 
 # The list datasets have no parenthesis, dot or operator: no name can be called, looked into or computed with.

@@ -42,13 +42,16 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["CASELESS", "LISTS", "SCORERS", "WORDS", "arithmetic", "expression", "rounds_to", "score", "unwrapped"]
+__all__ = ["CASELESS", "CONSTANTS", "FUNCTIONS", "LISTS", "NUMBERS", "SCORERS", "WORDS", "arithmetic", "expression",
+           "rounds_to", "score", "unwrapped"]
 
 INTEGRATION_POINTS = (37, 113, 271)  # hundredths: where an integration answer's derivative is compared numerically
-# The functions the integrations' gold answers and integrands call (docs/tasks.md: the guard's names), and ln, the
-# natural log's other name (sympy's parser reads it as log); E and pi are the constants (intermediate_integration's
-# question: "use exp(x) or E**(x)"), any other name a symbol, as sympy's parser reads them
-FUNCTIONS = ("sin", "cos", "exp", "log", "ln", "asin", "atan", "sqrt", "Integral")
+# The functions the integrations' gold answers and integrands call (docs/tasks.md: the guard's names), ln (the
+# natural log's other name, which sympy's parser reads as log) and the other trigonometric and hyperbolic functions a
+# right answer may be written with; E and pi are the constants (intermediate_integration's question: "use exp(x) or
+# E**(x)"), any other name a symbol, as sympy's parser reads them
+FUNCTIONS = ("sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot", "sinh", "cosh", "tanh", "asinh",
+             "acosh", "atanh", "exp", "log", "ln", "sqrt", "Abs", "Integral")  # fmt: skip
 CONSTANTS = ("E", "pi")
 
 
@@ -235,6 +238,9 @@ CASELESS = frozenset({
     "isomorphic_strings", "mahjong_puzzle", "ransom_note", "syllogism", "zebra_puzzles",
 })
 LISTS = frozenset({"list_functions"})  # a Python list of numbers, however it is spaced
+# A number however it is written (0.98 for 0.980, .5 for 0.5): advanced_geometry's incircle radius is paid only as
+# the gold's exact text (reasoning-gym reads the exact radius, a sympy text, with float(), which fails)
+NUMBERS = frozenset({"advanced_geometry"})
 
 
 def _full_credit(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
@@ -246,12 +252,17 @@ def _full_credit(dataset: Any, answer: str | None, entry: dict[str, Any]) -> flo
 
 def _as_written_by_the_gold(name: str, answer: str, gold: Any) -> str:
     """``answer`` with what is no part of it taken off: the marks around a word (:data:`WORDS`), its case where case
-    carries nothing (:data:`CASELESS`: the gold's own text), a list's spacing (:data:`LISTS`: read as a literal,
-    never evaluated)."""
+    carries nothing (:data:`CASELESS`: the gold's own text), a number's spelling (:data:`NUMBERS`), a list's spacing
+    (:data:`LISTS`: read as a literal, never evaluated)."""
     if name in WORDS:
         answer = unwrapped(answer)
         if name in CASELESS and isinstance(gold, str) and answer.lower() == gold.lower():
             return gold
+    if name in NUMBERS and isinstance(gold, str):
+        try:
+            return gold if Decimal(answer.strip()) == Decimal(gold) else answer
+        except (InvalidOperation, ValueError):
+            return answer
     if name in LISTS and isinstance(gold, str):
         try:
             return gold if ast.literal_eval(answer.strip()) == ast.literal_eval(gold) else answer

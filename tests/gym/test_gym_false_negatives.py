@@ -125,6 +125,13 @@ def test_the_forms_the_reward_paid_0_before_score_1(rows):
     integration = next(row for row in rows["intermediate_integration"] if "exp(" in row["answer"])
     answers = [integration["answer"].replace("exp(", "E**(").replace("+ C", f"+ {name}") for name in ("K", "c", "C1")]
     assert through_the_reward([*answers, "x + C"], [integration] * 4) == [1, 1, 1, 0]
+    # an antiderivative written with a function the gold answers do not use (as reasoning-gym's own test cases write
+    # an entry: the integrand and its variable)
+    written = {"gym_config": "{}", "question": "", "answer": None}
+    cases = [("1/cos(x)**2", "tan(x) + K"), ("cosh(x)", "sinh(x)"), ("1/x", "ln(x) + C"), ("1/x", "log(x, 2) + C")]
+    rows = [{**written, "gym_dataset": "intermediate_integration", "metadata": json.dumps(
+        {"integrand": integrand, "variable": "x"})} for integrand, _ in cases]  # fmt: skip
+    assert through_the_reward([answer for _, answer in cases], rows) == [1, 1, 1, 0]
 
 
 def upstream_cases():
