@@ -91,9 +91,9 @@ def _fraction(gold: str) -> Iterator[Form]:
 
 def _rounding(gold: str) -> Iterator[Form]:
     value = _number(gold)
-    for places in (4, 6):  # reasoning-gym's tolerance is 1e-4: a rounding to 4 places or more is within it
-        rounded = f"{float(value):.{places}f}" if value is not None else ""
-        if value is not None and Fraction(rounded) != 0 and rounded != gold:
+    for places in (4, 6) if value is not None else ():  # reasoning-gym's tolerance, 1e-4: 4 places or more
+        rounded = f"{float(value):.{places}f}"
+        if Fraction(rounded) != 0:  # a probability rounded to 0 is no answer (the hack coin_flip's scorer closed)
             yield f"rounded to {places} places", rounded
 
 
