@@ -9,10 +9,11 @@ the question, this module scores the dataset itself (:data:`SCORERS`, each a tes
 showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold answers still 1.0):
 
 - ``game_of_life_halting``: reasoning-gym compares ``bool(answer)`` with ``bool(gold)``: any non-empty answer
-  scores 1.0. Here: ``True`` or ``False`` (any case), the gold one.
+  scores 1.0. Here: ``True`` or ``False`` (any case; a period, quotes or bold around it), the gold one.
 - ``coin_flip``: reasoning-gym gives credit for a matching prefix over the shorter length: ``0`` is full credit for
-  any probability below 0.1. Here: within its own tolerance of the gold probability (1e-4), and within 1% of it
-  (``0`` is no answer to a probability of 0.00006), compared exactly as fractions.
+  any probability below 0.1. Here: within its own tolerance of the gold probability (1e-4), and within 1% of it or
+  the gold rounded to the decimals the answer is written with (:func:`rounds_to`: ``0.0020`` for 0.001953125; ``0``
+  is no answer to a probability of 0.00006), compared exactly as fractions.
 - ``complex_arithmetic``: ``nan`` scores ``min(1.0, exp(-nan)) = 1.0``. Here: a finite number, at its distance 0.
 - ``puzzle24``: any expression making 24 of four numbers in range scores 1.0, whether or not they are the puzzle's
   (one answer, ``1*3*5 + 9``, solves every puzzle). Here: + - * / over exactly the puzzle's numbers, exactly 24.
@@ -20,7 +21,13 @@ showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold an
   derivative less the integrand to 0), on expressions read by :func:`expression` (this package's reader: no
   ``eval`` underneath, unlike sympy's ``parse_expr``), and only once the two agree numerically at three points: a
   wrong answer is scored in about a millisecond, not in the 10 ms to a second sympy's ``simplify`` takes to fail
-  (the hack search and a trainer meet mostly wrong answers).
+  (the hack search and a trainer meet mostly wrong answers). The reader takes any one-letter name (a constant of
+  integration: ``K``, ``C1``), ``E**(u)`` and ``ln``, as sympy's parser does.
+
+A right answer is paid in every form its question allows (the false-negative search, :mod:`.forms`): where
+reasoning-gym's full credit misses the answer as written, it is scored once more without what is no part of it
+(:func:`_as_written_by_the_gold`): the marks around a one-word answer, the case of a label, a number's or a list's
+spelling.
 
 A dataset that cannot be made sound is not served (:data:`.generator.NOT_SERVED`).
 
