@@ -17,10 +17,12 @@ the test cases as facts, none of reasoning-gym's test code.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import gzip
 import json
 import multiprocessing
+import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -94,11 +96,12 @@ def searched(item: tuple[str, int, int]) -> tuple[str, int, Counter, Counter, fl
     from swift_plugins.gym.forms import full_credit_of_reasoning_gym, search, through_the_reward
 
     name, size, seed = item
-    rows, _ = generate(name, size=size, seed=seed)
-    start = time.perf_counter()
-    tried, missed = search(rows, through_the_reward)
-    seconds = time.perf_counter() - start
-    _, upstream_missed = search(rows, full_credit_of_reasoning_gym)
+    with contextlib.redirect_stdout(sys.stderr):  # some generators and scorers print: keep the table clean
+        rows, _ = generate(name, size=size, seed=seed)
+        start = time.perf_counter()
+        tried, missed = search(rows, through_the_reward)
+        seconds = time.perf_counter() - start
+        _, upstream_missed = search(rows, full_credit_of_reasoning_gym)
     return name, sum(tried.values()), missed, upstream_missed, seconds
 
 
