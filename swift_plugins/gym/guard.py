@@ -20,10 +20,12 @@ audited, and every answer to it scores 0 (the guard fails closed: the reward als
 from __future__ import annotations
 
 import re
+import string
 
 from ..doctor.stacks import REASONING_GYM
+from .scorers import CONSTANTS, FUNCTIONS
 
-__all__ = ["ALLOWED", "PLAIN", "refusal"]
+__all__ = ["ALLOWED", "PLAIN", "RESERVED", "VARIABLE", "refusal"]
 
 # A dot only inside a number (never attribute access); a number ends where no digit or dot follows, so a run of
 # digits splits into numbers one way only (the pattern takes linear time on a megabyte of digits).
@@ -37,16 +39,24 @@ def _expression(*names: str) -> re.Pattern[str]:
     return re.compile(rf"(?:\s*(?:{'|'.join([_NUMBER, _OPERATOR, *words])}))*\s*", re.ASCII)
 
 
-# Names: those of 500 gold answers per dataset (docs/tasks.md), plus X, the integrations' other `symbols` setting.
+# A variable: one letter, not C (the integrations' constant) nor one that sympy's parser reads as one of its objects
+# (E is Euler's number, I the imaginary unit, N, O, Q and S functions); settings.py refuses settings naming another.
+RESERVED = "CEINOQS"
+VARIABLE = f"[{''.join(sorted(set(string.ascii_letters) - set(RESERVED)))}]"
+# An integration's names: a variable, a constant of integration (one letter, digits after it: C, K, c, C1), and the
+# functions and constants of the package's reader (scorers.FUNCTIONS, CONSTANTS: ln for log, E for Euler's number).
+# None is a builtin; the reader calls none of them but its functions, and nothing is evaluated (the integrations are
+# scored by the package's reader, never by sympy's parser).
+INTEGRATION_NAMES = (r"[A-Za-z]\d*", *FUNCTIONS, *CONSTANTS)
+
+
 # The list datasets have no parenthesis, dot or operator: no name can be called, looked into or computed with.
 ALLOWED: dict[str, re.Pattern[str]] = {
     "countdown": _expression(),
     "puzzle24": _expression(),
-    "simple_integration": _expression("x", "X", "C"),
-    "intermediate_integration": _expression(
-        "x", "X", "C", "sin", "cos", "exp", "log", "asin", "atan", "sqrt", "Integral"
-    ),
-    "polynomial_multiplication": _expression("x", "y", "z"),
+    "simple_integration": _expression(*INTEGRATION_NAMES),
+    "intermediate_integration": _expression(*INTEGRATION_NAMES),
+    "polynomial_multiplication": _expression(VARIABLE),
     "binary_matrix": re.compile(r"[\d\s\[\],]*", re.ASCII),
     "spiral_matrix": re.compile(r"[-\d\s\[\],]*", re.ASCII),
     "n_queens": re.compile(r"[_Q\s\[\],'\"]*", re.ASCII),
@@ -77,8 +87,9 @@ PLAIN = frozenset({
 def refusal(dataset: str, answer: str | None) -> str | None:
     """Why ``answer`` must not be scored by ``dataset``'s ``score_answer``, or None when it may be.
 
-    >>> [refusal("simple_integration", text) for text in ("-2*X**3/3 + C", "exp(x) + C", "x.real")]
-    [None, 'guarded: not a plain answer for simple_integration', 'guarded: not a plain answer for simple_integration']
+    >>> [refusal("simple_integration", text) for text in ("-2*X**3/3 + K", "E**(t) + C1", "x.real", "eval(x)")]
+    [None, None, 'guarded: not a plain answer for simple_integration', 'guarded: not a plain answer for \
+simple_integration']
     """
     if dataset in PLAIN or answer is None:
         return None

@@ -9,10 +9,11 @@ the question, this module scores the dataset itself (:data:`SCORERS`, each a tes
 showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold answers still 1.0):
 
 - ``game_of_life_halting``: reasoning-gym compares ``bool(answer)`` with ``bool(gold)``: any non-empty answer
-  scores 1.0. Here: ``True`` or ``False`` (any case), the gold one.
+  scores 1.0. Here: ``True`` or ``False`` (any case; a period, quotes or bold around it), the gold one.
 - ``coin_flip``: reasoning-gym gives credit for a matching prefix over the shorter length: ``0`` is full credit for
-  any probability below 0.1. Here: within its own tolerance of the gold probability (1e-4), and within 1% of it
-  (``0`` is no answer to a probability of 0.00006), compared exactly as fractions.
+  any probability below 0.1. Here: within its own tolerance of the gold probability (1e-4), and within 1% of it or
+  the gold rounded to the decimals the answer is written with (:func:`rounds_to`: ``0.0020`` for 0.001953125; ``0``
+  is no answer to a probability of 0.00006), compared exactly as fractions.
 - ``complex_arithmetic``: ``nan`` scores ``min(1.0, exp(-nan)) = 1.0``. Here: a finite number, at its distance 0.
 - ``puzzle24``: any expression making 24 of four numbers in range scores 1.0, whether or not they are the puzzle's
   (one answer, ``1*3*5 + 9``, solves every puzzle). Here: + - * / over exactly the puzzle's numbers, exactly 24.
@@ -20,7 +21,13 @@ showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold an
   derivative less the integrand to 0), on expressions read by :func:`expression` (this package's reader: no
   ``eval`` underneath, unlike sympy's ``parse_expr``), and only once the two agree numerically at three points: a
   wrong answer is scored in about a millisecond, not in the 10 ms to a second sympy's ``simplify`` takes to fail
-  (the hack search and a trainer meet mostly wrong answers).
+  (the hack search and a trainer meet mostly wrong answers). The reader takes any one-letter name (a constant of
+  integration: ``K``, ``C1``), ``E**(u)`` and ``ln``, as sympy's parser does.
+
+A right answer is paid in every form its question allows (the false-negative search, :mod:`.forms`): where
+reasoning-gym's full credit misses the answer as written, it is scored once more without what is no part of it
+(:func:`_as_written_by_the_gold`): the marks around a one-word answer, the case of a label, a number's or a list's
+spelling.
 
 A dataset that cannot be made sound is not served (:data:`.generator.NOT_SERVED`).
 
@@ -38,14 +45,21 @@ import cmath
 import math
 import operator
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["SCORERS", "arithmetic", "expression", "score"]
+__all__ = ["CASELESS", "CONSTANTS", "FUNCTIONS", "LISTS", "NUMBERS", "SCORERS", "WORDS", "arithmetic", "expression",
+           "rounds_to", "score", "unwrapped"]
 
 INTEGRATION_POINTS = (37, 113, 271)  # hundredths: where an integration answer's derivative is compared numerically
-# The functions the integrations' gold answers and integrands call (docs/tasks.md: the guard's names)
-FUNCTIONS = ("sin", "cos", "exp", "log", "asin", "atan", "sqrt", "Integral")
+# The functions the integrations' gold answers and integrands call (docs/tasks.md: the guard's names), ln (the
+# natural log's other name, which sympy's parser reads as log) and the other trigonometric and hyperbolic functions a
+# right answer may be written with; E and pi are the constants (intermediate_integration's question: "use exp(x) or
+# E**(x)"), any other name a symbol, as sympy's parser reads them
+FUNCTIONS = ("sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot", "sinh", "cosh", "tanh", "asinh",
+             "acosh", "atanh", "exp", "log", "ln", "sqrt", "Abs", "Integral")  # fmt: skip
+CONSTANTS = ("E", "pi")
 
 
 def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
@@ -89,6 +103,8 @@ def expression(text: str) -> Any:
 
     >>> expression("-2*X**3/3 + C"), expression("x*exp(x**2)/2"), expression("x.real"), expression("x ^ 2")
     (C - 2*X**3/3, x*exp(x**2)/2, None, None)
+    >>> expression("E**(2*x) + ln(x) + K")
+    K + exp(2*x) + log(x)
     """
     import sympy
 
@@ -98,6 +114,8 @@ def expression(text: str) -> Any:
     def build(node: ast.AST) -> Any:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             return sympy.Integer(node.value) if type(node.value) is int else sympy.Float(repr(node.value))
+        if isinstance(node, ast.Name) and node.id in CONSTANTS:
+            return getattr(sympy, node.id)
         if isinstance(node, ast.Name) and node.id not in FUNCTIONS:
             return sympy.Symbol(node.id)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
@@ -115,9 +133,43 @@ def expression(text: str) -> Any:
         return None
 
 
+def unwrapped(answer: str) -> str:
+    """A one-word answer as the word itself: without the spaces, quotes, backticks and bold around it, or a period
+    after it.
+
+    >>> [unwrapped(text) for text in ("True.", "'True'", "**True**", " `false` ", "True or False")]
+    ['True', 'True', 'True', 'false', 'True or False']
+    """
+    text = answer.strip()
+    while True:
+        inner = text.removesuffix(".").strip()
+        for mark in ("**", "*", "`", '"', "'"):
+            if len(inner) > 2 * len(mark) and inner.startswith(mark) and inner.endswith(mark):
+                inner = inner[len(mark) : -len(mark)].strip()
+        if inner == text:
+            return text
+        text = inner
+
+
 def _game_of_life_halting(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
-    return isinstance(answer, str) and answer.strip().lower() in ("true", "false") and \
-        answer.strip().lower() == entry["answer"].lower()  # fmt: skip
+    word = unwrapped(answer).lower() if isinstance(answer, str) else None
+    return word in ("true", "false") and word == entry["answer"].lower()
+
+
+def rounds_to(answer: str, gold: Fraction) -> bool:
+    """Whether ``answer`` is ``gold`` rounded to the decimals it is written with (either way at a tie), and not 0.
+
+    >>> rounds_to("0.0020", Fraction(1, 512)), rounds_to("0.002", Fraction(1, 512)), rounds_to("0", Fraction(1, 512))
+    (True, True, False)
+    """
+    try:
+        value = Decimal(answer.replace(",", "").strip())
+    except InvalidOperation:
+        return False
+    exponent = value.as_tuple().exponent
+    if not value.is_finite() or value.is_zero() or not isinstance(exponent, int) or exponent > 0:
+        return False
+    return abs(Fraction(value) - gold) <= Fraction(1, 2) * Fraction(10) ** exponent
 
 
 def _coin_flip(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
@@ -125,7 +177,8 @@ def _coin_flip(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
         value, gold = (Fraction(text.replace(",", "").strip()) for text in (answer, entry["answer"]))
     except (AttributeError, ValueError, ZeroDivisionError):  # None, not a number, n/0
         return False
-    return abs(value - gold) <= min(Fraction(1, 10**4), abs(gold) / 100)  # reasoning-gym's tolerance, and 1%
+    # reasoning-gym's tolerance, and within 1% or a rounding of the gold to the answer's decimals (never 0)
+    return abs(value - gold) <= Fraction(1, 10**4) and (abs(value - gold) <= abs(gold) / 100 or rounds_to(answer, gold))
 
 
 def _complex_arithmetic(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
@@ -179,15 +232,70 @@ SCORERS: dict[str, Callable[[Any, str | None, dict[str, Any]], bool]] = {
 }
 
 
-def score(name: str, dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
-    """1.0 if ``answer`` is correct for ``entry`` of dataset ``name`` (built: ``dataset``), else 0.0.
+# One-word answers (a label the question names, a name, a word): a trailing period, quotes or bold around the word
+# are no part of it (forms.py searches each, docs/tasks.md)
+WORDS = frozenset({
+    "acre", "bf", "calendar_arithmetic", "color_cube_rotation", "course_schedule", "family_relationships",
+    "figlet_font", "isomorphic_strings", "mahjong_puzzle", "needle_haystack", "palindrome_generation", "ransom_note",
+    "spell_backward", "syllogism", "zebra_puzzles",
+})
+# Of those, the ones whose answer is one of a few words the question names, where case carries nothing
+CASELESS = frozenset({
+    "acre", "calendar_arithmetic", "color_cube_rotation", "course_schedule", "family_relationships",
+    "isomorphic_strings", "mahjong_puzzle", "ransom_note", "syllogism", "zebra_puzzles",
+})
+LISTS = frozenset({"list_functions"})  # a Python list of numbers, however it is spaced
+# A number however it is written (0.98 for 0.980, .5 for 0.5): advanced_geometry's incircle radius is paid only as
+# the gold's exact text (reasoning-gym reads the exact radius, a sympy text, with float(), which fails)
+NUMBERS = frozenset({"advanced_geometry"})
 
-    This module's scorer where it has one, else reasoning-gym's full credit; a score that is not a finite number
-    raises ValueError, as any scorer's error does (the worker reports it).
-    """
-    if name in SCORERS:
-        return float(SCORERS[name](dataset, answer, entry))
+
+def _full_credit(dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
     value = float(dataset.score_answer(answer, entry))
     if not math.isfinite(value):
         raise ValueError(f"score_answer gave {value}")
     return 1.0 if value >= 1.0 else 0.0
+
+
+def _as_written_by_the_gold(name: str, answer: str, gold: Any) -> str:
+    """``answer`` with what is no part of it taken off: the marks around a word (:data:`WORDS`), its case where case
+    carries nothing (:data:`CASELESS`: the gold's own text), a number's spelling (:data:`NUMBERS`), a list's spacing
+    (:data:`LISTS`: read as a literal, never evaluated)."""
+    if name in WORDS:
+        answer = unwrapped(answer)
+        if name in CASELESS and isinstance(gold, str) and answer.lower() == gold.lower():
+            return gold
+    if name in NUMBERS and isinstance(gold, str):
+        try:
+            return gold if Decimal(answer.strip()) == Decimal(gold) else answer
+        except (InvalidOperation, ValueError):
+            return answer
+    if name in LISTS and isinstance(gold, str):
+        try:
+            return gold if ast.literal_eval(answer.strip()) == ast.literal_eval(gold) else answer
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return answer
+    return answer
+
+
+def score(name: str, dataset: Any, answer: str | None, entry: dict[str, Any]) -> float:
+    """1.0 if ``answer`` is correct for ``entry`` of dataset ``name`` (built: ``dataset``), else 0.0.
+
+    This module's scorer where it has one, else reasoning-gym's full credit, on the answer as written or, where that
+    is not full credit, without what is no part of it (:func:`_as_written_by_the_gold`); a score that is not a
+    finite number raises ValueError, as any scorer's error does (the worker reports it).
+
+    >>> from reasoning_gym import create_dataset
+    >>> syllogism = create_dataset("syllogism", size=1, seed=0)
+    >>> entry = syllogism[0]
+    >>> [score("syllogism", syllogism, text, entry) for text in (f"**{entry['answer'].upper()}.**", "Yes or No")]
+    [1.0, 0.0]
+    """
+    if name in SCORERS:
+        return float(SCORERS[name](dataset, answer, entry))
+    value = _full_credit(dataset, answer, entry)
+    if value < 1.0 and isinstance(answer, str):
+        plain = _as_written_by_the_gold(name, answer, entry["answer"])
+        if plain != answer:
+            return _full_credit(dataset, plain, entry)
+    return value

@@ -25,6 +25,7 @@ import ast
 import collections.abc
 import dataclasses
 import math
+import re
 import types
 import typing
 from functools import cache
@@ -33,10 +34,14 @@ from typing import Any
 from ..core.errors import SettingError
 from .entries import decode
 from .generator import check_name, config_class
+from .guard import RESERVED, VARIABLE
 
-__all__ = ["check_config", "parse_settings"]
+__all__ = ["check_config", "parse_settings", "unscorable"]
 
 CONTROLLED = ("seed", "size")  # config fields set by --seed and --size, not by key=value
+# The settings naming the variables of a dataset's gold answers: the guard lets one-letter names through only
+VARIABLES = {"simple_integration": "symbols", "intermediate_integration": "symbols",
+             "polynomial_multiplication": "variables"}  # fmt: skip
 BOOLEANS = {"true": True, "false": False}
 _SEQUENCES = (list, tuple, collections.abc.Sequence)
 
@@ -133,6 +138,26 @@ def _coerce(value: Any, kind: Any, strict: bool) -> Any:
     raise ValueError(f"cannot be set: a data file cannot carry a {getattr(kind, '__name__', kind)}")
 
 
+def unscorable(name: str, key: str, value: Any) -> str | None:
+    """Why the reward could not score the gold answers of dataset ``name`` generated with ``key=value``, or None.
+
+    >>> unscorable("simple_integration", "symbols", ("t",)), unscorable("polynomial_multiplication", "variables", "x")
+    (None, None)
+    >>> unscorable("polynomial_multiplication", "variables", ("a", "beta", "E"))
+    "names variables the reward cannot score: 'beta', 'E' (one letter each, not C, E, I, N, O, Q or S: the \
+integrations' constant, or sympy's own objects), e.g. ('a', 'b')"
+    """
+    if VARIABLES.get(name) != key or not isinstance(value, (str, list, tuple)):
+        return None
+    names = [value] if isinstance(value, str) and name == "polynomial_multiplication" else list(value)
+    refused = [item for item in names if not isinstance(item, str) or not re.fullmatch(VARIABLE, item)]
+    if not refused:
+        return None
+    letters = ", ".join(RESERVED[:-1]) + f" or {RESERVED[-1]}"
+    return (f"names variables the reward cannot score: {', '.join(map(repr, refused))} (one letter each, not "
+            f"{letters}: the integrations' constant, or sympy's own objects), e.g. ('a', 'b')")  # fmt: skip
+
+
 def _literal(text: str, kind: Any) -> Any:
     """The value a ``key=value`` word's text stands for: a Python literal, else the text (always, for text fields)."""
     if kind is str or (typing.get_origin(kind) in (typing.Union, types.UnionType) and str in typing.get_args(kind)):
@@ -166,6 +191,9 @@ max_terms, min_digits, max_digits, operators, allow_parentheses, allow_negation,
             settings[key] = _coerce_to_any(_literal(text, fields[key][0]), fields[key], strict=False)
         except ValueError as error:
             raise SettingError(f"gym:{name}: {key}={text!r} {error}") from None
+        refused = unscorable(name, key, settings[key])
+        if refused:
+            raise SettingError(f"gym:{name}: {key}={text!r} {refused}")
     return settings
 
 
@@ -190,6 +218,9 @@ def check_config(name: str, config: str) -> None:
             _coerce_to_any(value, fields[key], strict=True)
         except ValueError as error:
             raise ValueError(f"{key}={value!r} {error}") from None
+        refused = unscorable(name, key, value)
+        if refused:
+            raise ValueError(f"{key}={value!r} {refused}")
     try:
         built = config_class(name)(**settings)
         if hasattr(built, "validate"):

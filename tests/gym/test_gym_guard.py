@@ -30,7 +30,7 @@ PAYLOADS = {
 # Calls, builtins, dunders, quotes, brackets, attribute access, lambda, keywords, other literals, unicode digits
 NOT_PLAIN = ["chr(95)", "eval(1)", "getattr(x, x)", "open(x)", "input()", "exit()", "__", "_", "'1'", '"1"', "[1]",
              "{1}", "x.real", "1 .real", "(1).real", "lambda: 1", "x if x else x", "not x", "x or 1", "1e3", "0x10",
-             "1_000", "2x", "sinh(x)", "x;1", "x\\\n1", "\u0661"]  # fmt: skip
+             "1_000", "2x", "sinc(x)", "x;1", "x\\\n1", "\u0661"]  # fmt: skip
 
 
 def test_the_guarded_datasets_are_exactly_those_whose_scorer_evaluates_the_answer():
