@@ -14,10 +14,12 @@ EXTRAS ?= test,cpu
 BIN := $(VENV)/bin
 # Installs go through uv (into .venv first, from the registry): it resolves and unpacks in parallel, many times faster
 # than pip, with the same requirements, locks and constraints. INSTALLER=pip installs with pip alone. torch always
-# comes through pip: pip's configuration (an index or a local wheel) is what picks its CPU or CUDA build.
+# comes through pip: pip's configuration (an index or a local wheel) is what picks its CPU or CUDA build. uv compiles
+# the bytecode at install, as pip does: where PYTHONDONTWRITEBYTECODE is set, nothing compiles it later, and every
+# process of the tests would compile torch, transformers and ms-swift from source again.
 INSTALLER ?= uv
 UV_SPEC ?= uv>=0.9,<1
-install_into = $(if $(filter uv,$(INSTALLER)),$(BIN)/uv pip install --quiet --python $(1),$(1) -m pip install --quiet)
+install_into = $(if $(filter uv,$(INSTALLER)),$(BIN)/uv pip install --quiet --compile-bytecode --python $(1),$(1) -m pip install --quiet)
 
 # The GPU stacks' locks (requirements/lock.py; make locks resolves them again with uv's universal resolver, for
 # CPython 3.10 to 3.13 on Linux x86_64, uv in a throwaway venv). Tested on this CPU machine: the lock's versions
