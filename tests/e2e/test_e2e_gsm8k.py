@@ -21,7 +21,9 @@ from swift_plugins.gsm8k.rewards import gsm8k_accuracy_reward, reasoning_answer_
 from swift_plugins.gsm8k.scoring import load_samples, score_samples
 from swift_plugins.tools.plot import read_steps
 
-pytestmark = [pytest.mark.e2e, pytest.mark.stack]
+# Not rerun in the GPU stacks: their trainer path is test_e2e_grpo's and their loading of GSM8K files
+# test_gsm8k_data's, both run in every stack; what is left here is the package's own rewards.
+pytestmark = pytest.mark.e2e
 FIXTURES = Path("tests") / "fixtures" / "gsm8k"
 
 PROBE_PLUGIN = '''
