@@ -83,7 +83,8 @@ def _evaluate(model: Path, puzzles: Path, name: str, *backend: str) -> Path:
 
 def _answers(evaluation: Path) -> dict[str, str]:
     rows = [json.loads(line) for line in (evaluation / "results.jsonl").read_text().splitlines()]
-    return {row["messages"][-1]["content"]: row["response"] for row in rows}
+    # keyed by the prompt: swift writes the answer into messages too, and the base model's answers repeat
+    return {next(m["content"] for m in row["messages"] if m["role"] == "user"): row["response"] for row in rows}
 
 
 @pytest.fixture(scope="module")
