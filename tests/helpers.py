@@ -395,7 +395,7 @@ class Sandbox:
         }
         self.procs: list[subprocess.Popen] = []
 
-    def _env(self, overrides: Mapping[str, object], script: str | None = None) -> dict[str, str]:
+    def env_for(self, overrides: Mapping[str, object], script: str | None = None) -> dict[str, str]:
         """The sandbox's environment with ``overrides`` (None: removed); for a launcher recipe's ``script``, without
         the sandbox's own settings that recipe does not read (it would refuse them)."""
         env = dict(self.env)
@@ -411,7 +411,7 @@ class Sandbox:
         return env
 
     def _script(self, script: str, args: Sequence[str], env: Mapping[str, object]) -> dict:
-        return {"args": ["bash", str(SHELL / script), *args], "env": self._env(env, script), "cwd": self.tmp}
+        return {"args": ["bash", str(SHELL / script), *args], "env": self.env_for(env, script), "cwd": self.tmp}
 
     def run(self, script: str, *args: str, timeout: float = 30, **env: object) -> subprocess.CompletedProcess:
         """``shell/<script>`` in a process of its own, to its end."""
@@ -432,7 +432,7 @@ class Sandbox:
         """This process as ``script`` would run it: the sandbox's environment (what children inherit too) and
         working directory; both, and the handlers of the stop signals, are put back afterwards."""
         saved_env, saved_cwd = dict(os.environ), os.getcwd()
-        values = self._env(env, script)
+        values = self.env_for(env, script)
         os.environ.clear()
         os.environ.update(values)
         os.chdir(self.tmp)

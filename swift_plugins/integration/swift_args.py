@@ -17,7 +17,7 @@ import sys
 
 from ..core.arguments import refusal
 
-__all__ = ["ARGUMENTS", "refusals"]
+__all__ = ["ARGUMENTS", "main", "refusals"]
 
 ARGUMENTS = {"rlhf": "RLHFArguments", "rollout": "RolloutArguments", "sft": "SftArguments", "infer": "InferArguments"}
 
@@ -37,6 +37,7 @@ def refusals(commands: list[tuple[str, list[str]]]) -> list[str | None]:
 
 
 def main(payload: str) -> dict:
+    """The report the module prints for ``payload`` (JSON ``[[command, argv], ...]``): the refusals, or why none."""
     try:
         import swift
         import swift.arguments

@@ -170,7 +170,7 @@ print(json.dumps([status, sorted(loaded - set(sys.stdlib_module_names) - {"swift
 def test_a_dry_run_imports_the_standard_library_only(sandbox, recipe):
     result = subprocess.run(
         [sys.executable, "-c", DRY_RUN_IMPORTS, recipe], capture_output=True, text=True, timeout=60,
-        env={**sandbox.env, "DRY_RUN": "1"}, cwd=sandbox.tmp,
+        env=sandbox.env_for({"DRY_RUN": "1"}, recipe), cwd=sandbox.tmp,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     status, third_party = json.loads(result.stdout.splitlines()[-1])
