@@ -29,7 +29,7 @@ install_into = $(if $(filter uv,$(INSTALLER)),$(BIN)/uv pip install --quiet --co
 STACK_PYTHON ?= $(shell for p in python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12; do \
 	"$$p" -c '' 2>/dev/null && { echo "$$p"; exit; }; done; echo $(PYTHON))
 
-.PHONY: install check test test-cpu test-stacks lint demo smoke clean locks locks-dry-run test-vllm0.23 test-vllm0.11 test-server-recipes
+.PHONY: install check test test-cpu test-stack-0.23 test-stack-0.11 lint demo smoke clean locks locks-dry-run test-vllm0.23 test-vllm0.11 test-server-recipes
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -54,10 +54,9 @@ lint: install
 
 # Each test runs once where its outcome cannot differ: the CPU stack runs all but the server path (its venv has no
 # DeepSpeed); vLLM 0.23's stack runs the tests marked stack (their outcome depends on the installed ms-swift, vLLM,
-# transformers or torch) with the server path (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests. The CPU
-# stack's tests and the GPU stacks' (installs included) run side by side, TEST_JOBS at a time (1: one after the
-# other): much of each test is waiting on imports and processes, which the other lane fills. Each stage prints its
-# time as it ends, and make test its total.
+# transformers or torch) with the server path (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests. The three
+# run TEST_JOBS at a time (1: one after the other), vLLM 0.11's when the first of the others ends: much of each test
+# waits on imports and processes, which another lane fills. Each stage prints its time as it ends, make test its total.
 TEST_JOBS ?= 2
 stage = @start=$$(date +%s); $(2); status=$$?; \
 	echo "make test: $(1): $$(( $$(date +%s) - start )) s$$([ $$status = 0 ] || echo ', failed')" >&2; exit $$status
@@ -65,15 +64,17 @@ test:
 	@date +%s > .test-started
 	$(call stage,install .venv,$(MAKE) --no-print-directory install)
 	$(call stage,lint,$(MAKE) --no-print-directory lint)
-	$(MAKE) --no-print-directory --output-sync=line -j$(TEST_JOBS) test-cpu test-stacks
+	$(MAKE) --no-print-directory --output-sync=line -j$(TEST_JOBS) test-cpu test-stack-0.23 test-stack-0.11
 	@echo "make test: passed in $$(( $$(date +%s) - $$(cat .test-started) )) s" >&2; rm -f .test-started
 
 test-cpu: install
 	$(call stage,pytest in .venv,$(BIN)/pytest -m "not server")
 
-test-stacks: install
+test-stack-0.23: install
 	$(call stage,install vLLM 0.23's stack,$(MAKE) --no-print-directory .venv-vllm0.23/.installed)
 	$(call stage,pytest in vLLM 0.23's stack,$(MAKE) --no-print-directory test-vllm0.23)
+
+test-stack-0.11: install
 	$(call stage,install vLLM 0.11's stack,$(MAKE) --no-print-directory .venv-vllm0.11/.installed)
 	$(call stage,pytest in vLLM 0.11's stack,$(MAKE) --no-print-directory test-vllm0.11)
 
@@ -89,7 +90,7 @@ check: lint
 STACK_EXTRA_0.11 := ./tests/stacks/vllm0.11-cpu-platform
 # Each stack's venv, measured: 7.3 GB (0.23) and 9.1 GB (0.11), and pip unpacks wheels beside it; checked first, so a
 # full disk fails here in a second and not in pip after half an hour. KEEP_STACK_VENVS=0 removes each stack's venv once
-# its tests pass (.ci/run: the clone is thrown away), so the disk holds one of them at a time.
+# its tests pass (.ci/run: the clone is thrown away), so the disk holds both only while their lanes overlap.
 STACK_GB_0.23 := 10
 STACK_GB_0.11 := 12
 KEEP_STACK_VENVS ?= 1
