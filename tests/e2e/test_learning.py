@@ -18,9 +18,9 @@ import pytest
 
 from swift_plugins.tools.compare import compare
 
-# The SFT, the vLLM-against-transformers answers and TRL's trainer depend on the stack (run again in each GPU stack's
-# venv); the sampled evaluation's arithmetic and the selection's determinism are the package's own, and the recipes'
-# smoke run (tests/e2e/test_e2e_grpo.py) already samples and selects through each stack's swift infer.
+# The SFT and the vLLM-against-transformers answers depend on the stack (run again in the GPU stacks' venvs); the
+# sampled evaluation's arithmetic and the selection's determinism are the package's own, and the recipes' smoke run
+# (tests/e2e/test_e2e_grpo.py) already samples and selects through each stack's swift infer.
 pytestmark = pytest.mark.e2e
 
 SFT_STEPS = 12
@@ -145,7 +145,8 @@ print(json.dumps(trainer.state.log_history))
 """
 
 
-@pytest.mark.stack
+# Not rerun in the GPU stacks: ms-swift's GRPO trainer there is TRL's, subclassed, and runs the package's rewards in
+# every smoke and server-path run; this is TRL's own entry point for a TRL user, whose rewards are plain functions.
 def test_trl_grpo_trainer_runs_the_package_rewards_on_the_sft_checkpoint(sft_checkpoint, puzzles, tmp_path):
     """TRL's own GRPOTrainer (the TRL that ms-swift installs), the rewards passed as plain functions.
 
