@@ -20,9 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from math import sqrt
-from statistics import fmean, stdev
-
-from scipy.stats import binomtest, t
+from statistics import NormalDist, fmean, stdev
 
 from .errors import DataError
 
@@ -61,12 +59,17 @@ def paired_difference(before: Sequence[bool], after: Sequence[bool]) -> tuple[fl
 
 
 def _raw_wilson(successes: int, trials: int) -> tuple[float, float]:
-    interval = binomtest(successes, trials).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
-    return float(interval.low), float(interval.high)
+    z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
+    rate = successes / trials
+    centre = (rate + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z / (1 + z * z / trials) * sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials))
+    return max(centre - half, 0.0), min(centre + half, 1.0)
 
 
 def _t_quantile(degrees: int) -> float:
     """Student's t quantile of a two-sided 95% interval with ``degrees`` of freedom."""
+    from scipy.stats import t  # imported here: scipy.stats alone takes most of a command's start-up
+
     return float(t.ppf((1 + CONFIDENCE) / 2, degrees))
 
 
