@@ -87,9 +87,13 @@ PLAIN = frozenset({
 def refusal(dataset: str, answer: str | None) -> str | None:
     """Why ``answer`` must not be scored by ``dataset``'s ``score_answer``, or None when it may be.
 
-    >>> [refusal("simple_integration", text) for text in ("-2*X**3/3 + K", "E**(t) + C1", "x.real", "eval(x)")]
-    [None, None, 'guarded: not a plain answer for simple_integration', 'guarded: not a plain answer for \
-simple_integration']
+    An integration's names pass (a constant of integration, ``E``); attribute access does not. binary_matrix's scorer
+    ``eval``s an answer that is not the gold text: a list of lists passes, a call never reaches it.
+
+    >>> [refusal("simple_integration", text) for text in ("-2*X**3/3 + K", "E**(t) + C1", "x.real")]
+    [None, None, 'guarded: not a plain answer for simple_integration']
+    >>> refusal("binary_matrix", "[[0, 1], [1, 0]]"), refusal("binary_matrix", "eval('[[0]]')")
+    (None, 'guarded: not a plain answer for binary_matrix')
     """
     if dataset in PLAIN or answer is None:
         return None

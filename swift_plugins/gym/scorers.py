@@ -50,7 +50,7 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = ["CASELESS", "CONSTANTS", "FUNCTIONS", "LISTS", "NUMBERS", "SCORERS", "WORDS", "arithmetic", "expression",
-           "rounds_to", "score", "unwrapped"]
+           "literal", "rounds_to", "score", "unwrapped"]
 
 INTEGRATION_POINTS = (37, 113, 271)  # hundredths: where an integration answer's derivative is compared numerically
 # The functions the integrations' gold answers and integrands call (docs/tasks.md: the guard's names), ln (the
@@ -94,6 +94,24 @@ def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
         return value(tree.body), literals
     except (ValueError, ZeroDivisionError, RecursionError):
         return None
+
+
+def literal(text: str) -> Any:
+    """The Python literal ``text`` spells (numbers, strings, lists, tuples, dicts, sets, True, False, None), read from
+    its syntax tree without evaluating anything; ValueError for any other text (a set or dict key that is a list
+    included).
+
+    >>> literal("[1, -2,  3]") == literal("[1,-2,3]"), literal("('t', 'u')")
+    (True, ('t', 'u'))
+    >>> literal("{[1]}")
+    Traceback (most recent call last):
+    ...
+    ValueError: not a Python literal: '{[1]}'
+    """
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # TypeError: an unhashable key
+        raise ValueError(f"not a Python literal: {text[:80]!r}") from None
 
 
 def expression(text: str) -> Any:
@@ -260,7 +278,7 @@ def _full_credit(dataset: Any, answer: str | None, entry: dict[str, Any]) -> flo
 def _as_written_by_the_gold(name: str, answer: str, gold: Any) -> str:
     """``answer`` with what is no part of it taken off: the marks around a word (:data:`WORDS`), its case where case
     carries nothing (:data:`CASELESS`: the gold's own text), a number's spelling (:data:`NUMBERS`), a list's spacing
-    (:data:`LISTS`: read as a literal, never evaluated)."""
+    (:data:`LISTS`: read by :func:`literal`, never evaluated)."""
     if name in WORDS:
         answer = unwrapped(answer)
         if name in CASELESS and isinstance(gold, str) and answer.lower() == gold.lower():
@@ -272,8 +290,8 @@ def _as_written_by_the_gold(name: str, answer: str, gold: Any) -> str:
             return answer
     if name in LISTS and isinstance(gold, str):
         try:
-            return gold if ast.literal_eval(answer.strip()) == ast.literal_eval(gold) else answer
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return gold if literal(answer.strip()) == literal(gold) else answer
+        except ValueError:
             return answer
     return answer
 

@@ -21,7 +21,6 @@ swift_plugins.core.errors.SettingError: gym:basic_arithmetic: max_terms='1e400' 
 
 from __future__ import annotations
 
-import ast
 import collections.abc
 import dataclasses
 import math
@@ -35,6 +34,7 @@ from ..core.errors import SettingError
 from .entries import decode
 from .generator import check_name, config_class
 from .guard import RESERVED, VARIABLE
+from .scorers import literal
 
 __all__ = ["check_config", "parse_settings", "unscorable"]
 
@@ -163,8 +163,8 @@ def _literal(text: str, kind: Any) -> Any:
     if kind is str or (typing.get_origin(kind) in (typing.Union, types.UnionType) and str in typing.get_args(kind)):
         return None if text == "None" else text
     try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return literal(text)
+    except ValueError:
         return text  # a bare word: text
 
 

@@ -13,10 +13,10 @@ come from the layouts' own rows (:mod:`.layouts`).
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from ..preflight.table import SettingHelp, settings_section
 from ..tasks import FAMILIES, NAMES, task_named
 from .layouts import LAYOUTS, RECIPES, SUFFIXES, Layout, Recipe, recipe_named
 
@@ -219,13 +219,10 @@ def settings_help(recipe_name: str) -> str:
     """The ``Settings`` part of ``--help`` of ``recipe_name``: each setting it reads, its default and its values."""
     recipe = recipe_named(recipe_name)
     layouts = _layouts(recipe)
-    lines = ["Settings (environment variables; default, then the values taken):"]
+    rows = []
     for entry in entries(recipe_name):
         readers = [layout for layout in layouts if entry.reads(recipe, layout)]
-        defaults = list(dict.fromkeys(entry.default(recipe, layout) for layout in readers))
+        defaults = tuple(dict.fromkeys(entry.default(recipe, layout) for layout in readers))
         roles = f" (ROLE={readers[0].name})" if len(readers) < len(layouts) else ""
-        text = f"{entry.meaning}{roles}; default {' / '.join(defaults)}"
-        text += f"; {entry.allowed}" if entry.allowed else ""
-        lines += textwrap.wrap(text, 116, initial_indent=f"  {entry.name:<28}", subsequent_indent=" " * 30,
-                               break_on_hyphens=False)  # fmt: skip
-    return "\n".join(lines)
+        rows.append(SettingHelp(entry.name, f"{entry.meaning}{roles}", defaults, entry.allowed))
+    return settings_section(rows)

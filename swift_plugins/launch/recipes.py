@@ -23,14 +23,13 @@ from ..core.errors import LaunchError, SettingError
 from ..core.files import keep_previous
 from ..core.flags import Flags
 from ..core.processes import Children
+from ..preflight.host import check_swift_flags
 from ..watch.checkpoints import newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
 from ..watch.log import describe_fallbacks, describe_zero_spread, latest_log, read_steps, zero_spread_share
-from .advice import advise
-from .checks import check_host, check_plan
+from .checks import advise, check_host, check_plan
 from .commands import ROLLOUT_LOG, Plan, rollout_command, selection_command, trainer_command, trainer_flags
 from .follow import follow_trainer, serve_until_stopped, show_tail, wait_for_health
-from .host import check_swift_flags
 from .runs import resume_flags, write_record
 from .script import entry_words
 from .settings import Settings

@@ -1,6 +1,6 @@
 """``python -m swift_plugins.doctor`` with an ``nvidia-smi`` that answers nothing the doctor can read: one that prints
 garbage, nothing or a permission error, and one that never answers (the stand-in of tests/stand_ins); the recipes'
-GPU check (doctor.host) on the same."""
+GPU check (preflight.host) on the same."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from swift_plugins.core.errors import SettingError
 from swift_plugins.doctor.environment import NVIDIA_SMI_SECONDS, Gpus
-from swift_plugins.launch.host import check_gpus
+from swift_plugins.preflight.host import check_gpus
 
 from ..helpers import STAND_INS
 from .test_doctor import doctor, refusals

@@ -55,6 +55,7 @@ def test_a_bool_setting_given_as_false_is_false():
     ("max_terms=1e400", "max_terms='1e400' must be a whole number"),
     ("allow_parentheses=maybe", "allow_parentheses='maybe' must be true or false"),
     ("operators=+", "operators='+' must be a list"),
+    ("operators={[1]: 2}", "operators='{[1]: 2}' must be a list"),  # a literal Python cannot build: text
 ])  # fmt: skip
 def test_a_setting_of_the_wrong_type_is_refused_in_one_line(pair, why, tmp_path):
     with pytest.raises(SettingError, match=re.escape(why)):

@@ -8,7 +8,7 @@ import pytest
 
 from swift_plugins.core.commands import Command
 from swift_plugins.core.flags import Flags
-from swift_plugins.launch.advice import advise
+from swift_plugins.launch.checks import advise
 from swift_plugins.launch.commands import rollout_command, trainer_command, trainer_flags
 from swift_plugins.launch.recipes import build_plan
 from swift_plugins.launch.settings import SettingError

@@ -1,5 +1,5 @@
-"""Unit tests of swift_plugins.launch.runs and advice, and the evaluation command of launch.recipes: kept logs, the
-record, RESUME=auto, warnings."""
+"""Unit tests of swift_plugins.launch.runs, launch.checks.advise and the evaluation command of launch.recipes: kept
+logs, the record, RESUME=auto, warnings."""
 
 import json
 import math
@@ -10,11 +10,12 @@ import pytest
 from swift_plugins.core.commands import Command
 from swift_plugins.core.files import keep_previous
 from swift_plugins.core.flags import Flags
-from swift_plugins.launch.advice import advise, model_billions, total_steps
+from swift_plugins.launch.checks import advise
 from swift_plugins.launch.commands import trainer_command, trainer_flags
 from swift_plugins.launch.recipes import HELD_OUT, evaluation_command
 from swift_plugins.launch.runs import read_trainer, resume_flags, write_record
 from swift_plugins.launch.settings import SettingError
+from swift_plugins.preflight.advice import model_billions
 from swift_plugins.tasks import task_named
 from swift_plugins.watch.checkpoints import newest_checkpoint
 from swift_plugins.watch.live import STOPPED
@@ -122,16 +123,6 @@ def test_resume_reads_the_record_of_its_own_node(tmp_path):
     notes = helpers.console()
     helpers.plan("countdown_multinode", said=notes, **{**node, "RESUME": "auto", "NODE_RANK": "0"})
     assert f"no {tmp_path / 'commands-train-node0.json'} to compare" in notes.stream.getvalue()
-
-
-def test_schedule_figures_of_the_readme():
-    flags = Flags(["--dataset", "d#50000", "--split_dataset_ratio", "0.01", "--per_device_train_batch_size", "8"])
-    flags.update(["--gradient_accumulation_steps", "8", "--num_generations", "8", "--num_train_epochs", "1"])
-    assert (total_steps(flags, 2), total_steps(flags, 16), total_steps(flags, 4)) == (3093, 386, 1546)
-    flags.update(["--dataset", "hub/id"])
-    assert total_steps(flags, 2) is None
-    flags.update(["--max_steps", "50"])
-    assert total_steps(flags, 2) == 50
 
 
 def said(extra=(), recipe="countdown_3gpu", **env):

@@ -391,7 +391,7 @@ import itertools
 from types import SimpleNamespace
 from swift.rlhf_trainers.args_mixin import RolloutTrainerArgumentsMixin
 from swift_plugins.core.errors import SettingError
-from swift_plugins.launch.checks import check_batches
+from swift_plugins.preflight.trainer import check_batches
 from swift_plugins.core.flags import Flags
 
 def disagreements():

@@ -1,10 +1,12 @@
 """This host, as a recipe about to start sees it: the GPUs it asks for, ms-swift's interpreter, the stack that
-interpreter holds (:mod:`swift_plugins.doctor.report` run there), the modules the run imports, and every ``swift``
-command as that ms-swift parses it (:func:`check_swift_flags`, DRY_RUN's one check of this host). Standard library
-only: the launcher calls these just before anything starts (DRY_RUN skips the others); each refusal is one
+interpreter holds (:mod:`swift_plugins.doctor.report` run there), the modules the run imports, free ports, and every
+``swift`` command as that ms-swift parses it (:func:`check_swift_flags`, DRY_RUN's one check of this host). Standard
+library only: the launcher calls these just before anything starts (DRY_RUN skips the others); each refusal is one
 :class:`SettingError` line.
 
 >>> check_gpus({})  # nothing asked: no GPU needed
+>>> port_is_free(0, reuse=False)  # port 0: the kernel picks a free one
+True
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -24,7 +27,8 @@ from ..core.errors import SettingError
 from ..doctor.environment import NVIDIA_SMI_SECONDS, read_gpus
 from ..integration import swift_args
 
-__all__ = ["PROBE", "check_gpus", "check_stack", "check_swift", "check_swift_flags", "swift_interpreter"]
+__all__ = ["PROBE", "check_gpus", "check_port", "check_stack", "check_swift", "check_swift_flags", "port_is_free",
+           "swift_interpreter"]
 
 # Run with swift's interpreter.  With -c, sys.path[0] is the cwd: drop it so a ./swift checkout cannot shadow
 # the installed package.  A broken CUDA install raises more than ImportError.
@@ -187,3 +191,27 @@ def check_swift_flags(commands: Iterable[Command], repo: Path, console: Console)
     if refused is not None:
         raise SettingError(f"{refused} (ms-swift {found['swift']}'s own arguments; nothing started)")
     console.note(f"ms-swift {found['swift']} parsed every flag of " + " and ".join(f"swift {c}" for c, _ in pairs))
+
+
+def port_is_free(port: int, reuse: bool) -> bool:
+    """Whether ``port`` is bindable on all interfaces.
+
+    ``reuse=False`` binds like ms-swift's find_free_port (no SO_REUSEADDR): `swift rollout` calls it on --port
+    and silently moves to another port when the bind fails, even for sockets in TIME_WAIT, and the trainer
+    would then talk to the wrong port.  ``reuse=True`` is for listeners that set SO_REUSEADDR (torch's
+    TCPStore: the NCCL group, torchrun).
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("", port))
+        except OSError:
+            return False
+    return True
+
+
+def check_port(name: str, port: int, reuse: bool, what: str) -> None:
+    """The port setting ``name`` must be free."""
+    if not port_is_free(port, reuse):
+        raise SettingError(f"{name}={port} is already in use on this host ({what}); free it or choose another {name}")

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from ..core.console import Console
 from ..core.flags import Flags
-from .commands import Plan
+from ..core.task import TaskSpec
 
 __all__ = ["advise", "model_billions", "total_steps"]
 
@@ -61,10 +61,20 @@ def model_billions(model: str) -> float | None:
     return float(match[1]) if match else None
 
 
-def advise(plan: Plan, console: Console) -> None:
-    """Print the warnings (and the checkpoint size note) for the trainer of ``plan``."""
-    flags, world, preset = plan.flags, plan.settings.world_size, plan.settings.task.preset
-    if "output_dir" in plan.user:
+def advise(
+    flags: Flags,
+    world: int,
+    task: TaskSpec,
+    console: Console,
+    user: frozenset[str] = frozenset(),
+    dynamic_sample: bool = False,
+    reference_batch: bool = True,
+) -> None:
+    """Print the warnings (and the checkpoint size note) for a trainer of ``task`` with ``flags`` on ``world``
+    processes: ``user`` names the flags the user gave, ``dynamic_sample`` says ms-swift resamples groups without
+    spread, ``reference_batch`` that a step's completions should be the task's reference run's."""
+    preset = task.preset
+    if "output_dir" in user:
         console.warn(
             "--output_dir in the extra arguments: checkpoints go there but logs stay in OUTPUT_DIR; "
             "prefer OUTPUT_DIR=..."
@@ -81,14 +91,14 @@ def advise(plan: Plan, console: Console) -> None:
     if collapses and lr >= Fraction(preset.collapse[0]) and beta >= Fraction(preset.collapse[1]):
         console.warn(
             f"learning_rate={flags.value('learning_rate')} with beta={flags.value('beta') or '0.04'} is in the range "
-            f"known to collapse on {plan.settings.task.name.capitalize()} (lr >= {preset.collapse[0]} with beta >= "
+            f"known to collapse on {task.name.capitalize()} (lr >= {preset.collapse[0]} with beta >= "
             f"{preset.collapse[1]}); the reference recipe uses lr {_reference(preset.server_args, 'learning_rate')}, "
             f"beta {_reference(preset.server_args, 'beta')}"
         )
     _checkpoint_size(flags, console)
-    if plan.settings.dynamic_sample:
+    if dynamic_sample:
         _dynamic_weights(flags, preset.accuracy_reward, console)
-    if plan.settings.layout.reference_batch and not plan.settings.smoke:
+    if reference_batch:
         _global_batch(flags, world, preset.reference_completions, steps, console)
 
 

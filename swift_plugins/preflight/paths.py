@@ -1,0 +1,78 @@
+"""The local files a run reads: the plugin, a local model, and every row of a local data file, checked with the
+task's own row rules before anything starts (the trainer would fail on them after loading the model).
+
+>>> from pathlib import Path
+>>> check_plugin(Path("/nowhere"))
+Traceback (most recent call last):
+...
+swift_plugins.core.errors.SettingError: plugin not found: /nowhere/swift_plugins/plugin.py (incomplete checkout?)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..core.console import Console
+from ..core.errors import DataError, SettingError
+from ..core.files import read_rows
+from ..core.flags import Flags
+from ..core.task import TaskSpec
+from .trainer import Origin
+
+__all__ = ["check_paths", "check_plugin"]
+
+LOCAL_PREFIXES = ("/", "./", "../", "~")
+DATA_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+
+
+def check_plugin(repo: Path) -> None:
+    """The checkout ``repo`` holds the plugin every swift command loads."""
+    plugin = repo / "swift_plugins" / "plugin.py"
+    if not plugin.is_file():
+        raise SettingError(f"plugin not found: {plugin} (incomplete checkout?)")
+
+
+def _is_local(value: str) -> bool:
+    return value.startswith(LOCAL_PREFIXES) or value.endswith(DATA_SUFFIXES)
+
+
+def check_paths(
+    flags: Flags, origin: Origin, task: TaskSpec, console: Console, sources: Mapping[str, str] | None = None
+) -> None:
+    """A local ``--model`` exists; every local ``--dataset`` / ``--val_dataset`` exists, and a file's rows are rows
+    ``task`` accepts. ``sources`` maps a file the launch writes before training (the selected rows) to the file it
+    is made from, which is checked instead."""
+    model = flags.value("model") or ""
+    if _is_local(model) and not Path(model).expanduser().exists():
+        raise SettingError(
+            f"{origin('model', model, 'MODEL')}: no such folder; point MODEL at a model folder or a hub id "
+            f"such as {task.preset.model}"
+        )
+    for flag, setting in (("dataset", "DATASET"), ("val_dataset", "VAL_DATASET")):
+        for value in flags.values(flag) or []:
+            value = (sources or {}).get(value, value)
+            path = Path(re.sub(r"#\d+$", "", value)).expanduser()
+            if not _is_local(str(path)):
+                continue
+            name = origin(flag, value, setting)
+            if not path.exists():
+                raise SettingError(
+                    f"{name}: no such file; point {setting} at a local .jsonl/.json/.parquet file or a hub dataset id"
+                )
+            if path.is_file():
+                _check_rows(task, path, name, console)
+
+
+def _check_rows(task: TaskSpec, path: Path, name: str, console: Console) -> None:
+    try:
+        rows = iter(read_rows(path))
+        start = next(rows, (str(path), {}))
+        task.data.check_columns(start[1], str(path))
+        for where, row in [start, *rows]:
+            task.data.check_row(row, where)
+    except ImportError as error:  # pyarrow for a .parquet file
+        console.note(f"{name}: rows not checked ({error}; the launcher's python lacks it)")
+    except DataError as error:
+        raise SettingError(f"{name}: {error}; fix the file, or point the setting at {task.name} data") from None
