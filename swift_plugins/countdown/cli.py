@@ -18,8 +18,9 @@ from ..core.cli import add_score_command, run_task_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
 from ..core.files import check_output, split_paths, write_rows, write_text
+from ..core.splits import split_held_out
 from . import scoring
-from .data import read_columns
+from .data import puzzle_key, read_columns
 
 __all__ = ["add_command", "main"]
 
@@ -40,19 +41,24 @@ def _range(text: str) -> tuple[int, int]:
 def _generate(args: argparse.Namespace) -> None:
     from .generator import CountdownConfig, generate
 
-    train_path, held_out = split_paths(args.out, args.size, args.test_size)
-    for path in filter(None, (train_path, held_out)):
+    train_path, held_out_path = split_paths(args.out, args.size, args.test_size)
+    for path in filter(None, (train_path, held_out_path)):
         check_output(path)
     config = CountdownConfig(*args.count, *args.numbers, *args.targets)
     total = args.size + args.test_size
     found = generate(config, total, args.seed, jobs=args.jobs)
     rows = list(tqdm(found, total=total, unit="rows", desc="generate", disable=args.quiet))
+    train, held_out = split_held_out(rows, args.test_size, args.seed, key=_puzzle)
     if train_path:
-        write_rows(rows[: args.size], train_path)
+        write_rows(train, train_path)
         print(f"wrote {args.size} rows to {train_path}")
-    if held_out:
-        write_rows(rows[args.size :], held_out)
-        print(f"wrote {args.test_size} held-out rows to {held_out}")
+    if held_out_path:
+        write_rows(held_out, held_out_path)
+        print(f"wrote {args.test_size} held-out rows to {held_out_path}")
+
+
+def _puzzle(row: dict) -> tuple[tuple[int, ...], int]:
+    return puzzle_key(row["nums"], row["target"])
 
 
 def _audit(args: argparse.Namespace) -> None:
@@ -132,8 +138,8 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--test-size",
         type=_int_at_least(0),
         default=0,
-        help="held-out rows, written beside OUT with .test before its suffix (x.jsonl: x.test.jsonl); "
-        "with --size 0, to OUT itself",
+        help="held-out rows, chosen at random among the puzzles drawn, written beside OUT with .test before its "
+        "suffix (x.jsonl: x.test.jsonl); with --size 0, to OUT itself",
     )
     gen.add_argument("--count", type=_range, default=(3, 4), help="how many numbers per puzzle, A-B (default 3-4)")
     gen.add_argument("--numbers", type=_range, default=(1, 99), help="range of the numbers (default 1-99)")

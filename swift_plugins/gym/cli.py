@@ -110,8 +110,9 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
     generate.add_argument("settings", nargs="*", metavar="key=value", help="fields of the dataset's config")
     generate.add_argument("--size", type=int_at_least(1), required=True, help="training rows")
     generate.add_argument("--test-size", type=int_at_least(0), default=0,
-                          help="held-out rows, written beside OUT with .test before its suffix (x.jsonl: x.test.jsonl)")
-    generate.add_argument("--seed", type=int_at_least(0), default=0, help="items use seeds SEED.. (held-out after)")
+                          help="held-out rows, chosen at random among the items drawn, written beside OUT with .test "
+                          "before its suffix (x.jsonl: x.test.jsonl)")
+    generate.add_argument("--seed", type=int_at_least(0), default=0, help="items use seeds SEED, SEED+1, ...")
     generate.add_argument("--out", type=Path, required=True, help=".jsonl, .json or .parquet")
     generate.add_argument("--quiet", action="store_true")
     generate.set_defaults(run=_generate)

@@ -1,11 +1,12 @@
 """Rows from reasoning-gym's seeded generators: names, one-line descriptions, settings, train and held-out splits.
 
 reasoning-gym seeds item ``i`` of a dataset made with ``seed=S`` from ``S + i`` (its generators' convention), so
-the ``size`` training rows of :func:`generate` come from seeds ``S .. S+size-1`` and the held-out rows from
-``S+size`` on: disjoint seeds (an item whose gold answer is empty text, which no answer can score, is skipped and
-the next seed taken). Two seeds can still draw the same question (small datasets), so held-out items
-whose question is in the training rows are skipped, and held-out questions are checked against the training
-ones before anything is returned.
+:func:`generate` draws ``size + test_size`` items from seeds ``S, S+1, …`` (an item whose gold answer is empty text,
+which no answer can score, is skipped and the next seed taken). It then chooses the held-out rows among them by a
+random order drawn from ``S`` (:func:`~swift_plugins.core.splits.split_held_out`), so held-out and training rows
+come from the same seeds. Small datasets draw one question from several seeds: the held-out rows repeat no
+question and share none with the training rows. When a held-out question was drawn more than once, its other
+items train neither, and as many training rows are drawn from the seeds after those.
 
 >>> train, held_out = generate("basic_arithmetic", size=3, test_size=2, seed=0)
 >>> len(train), len(held_out), sorted(train[0])
@@ -22,10 +23,13 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import warnings
+from collections.abc import Iterator
 from functools import cache
+from itertools import islice
 from typing import Any
 
 from ..core.errors import DataError, SettingError
+from ..core.splits import split_held_out
 from ..doctor.stacks import REASONING_GYM
 from .entries import encode
 
@@ -37,7 +41,7 @@ NOT_SERVED = {  # by name, with why (docs/tasks.md, "Rewards that cannot be game
     "propositional_logic": "any conclusion the premises entail scores 1.0, so a weak one needs no solving: the "
     "constant answer (P ∨ Q) scores 1.0 on 85% of its items",
 }
-HELD_OUT_TRIES = 20  # held-out items drawn per one kept, at most, before the dataset is deemed too small
+REFILL_TRIES = 20  # items drawn per training row still missing, at most, before the dataset is deemed too small
 
 
 @cache
@@ -136,6 +140,15 @@ def _row(name: str, config: str, entry: dict[str, Any], index: int) -> dict[str,
     }
 
 
+def _scorable_items(
+    name: str, settings: dict[str, Any], seed: int, start: int, count: int
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The scorable items of seeds ``seed+start`` to ``seed+start+count-1``, each with its index from ``seed``."""
+    for index, entry in enumerate(_dataset(name, settings, count, seed + start), start=start):
+        if _scorable(entry):
+            yield index, entry
+
+
 def generate(
     name: str, size: int, test_size: int = 0, seed: int = 0, settings: dict[str, Any] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -143,27 +156,33 @@ def generate(
     check_name(name)
     settings = settings or {}
     config = encode(settings)
-    train: list[dict[str, Any]] = []
-    for used, entry in enumerate(_dataset(name, settings, size + max(10, size // 10), seed), start=1):
-        if _scorable(entry):
-            train.append(_row(name, config, entry, used - 1))
-        if len(train) == size:
-            break
-    else:
-        raise DataError(f"gym:{name}: only {len(train)} of {used} items have a gold answer any answer could match")
-    seen = {row["question"] for row in train}
-    held_out: list[dict[str, Any]] = []
-    if test_size:
-        tries = test_size * HELD_OUT_TRIES
-        for index, entry in enumerate(_dataset(name, settings, tries, seed + used)):
-            if entry["question"] not in seen and _scorable(entry):
-                held_out.append(_row(name, config, entry, used + index))
-                seen.add(entry["question"])
-            if len(held_out) == test_size:
-                break
-        else:
+    wanted = size + test_size
+    limit = wanted + max(10, wanted // 10)
+    items = list(islice(_scorable_items(name, settings, seed, 0, limit), wanted))
+    if len(items) < wanted:
+        raise DataError(f"gym:{name}: only {len(items)} of {limit} items have a gold answer any answer could match")
+    rows = [_row(name, config, entry, index) for index, entry in items]
+    train, held_out = split_held_out(rows, test_size, seed, key=_question)
+    if len(held_out) < test_size:
+        raise DataError(
+            f"gym:{name}: only {len(held_out)} distinct questions in {wanted} items, fewer than the {test_size} "
+            "held-out ones asked for; the dataset has too few distinct questions for these sizes"
+        )
+    missing = size - len(train)  # a held-out question drawn more than once: its other items train neither
+    if missing:
+        held = {*map(_question, held_out)}
+        tries = missing * REFILL_TRIES
+        later = _scorable_items(name, settings, seed, items[-1][0] + 1, tries)
+        more = list(islice(((i, entry) for i, entry in later if entry["question"] not in held), missing))
+        if len(more) < missing:
             raise DataError(
-                f"gym:{name}: only {len(held_out)} of {test_size} held-out questions differ from the training ones "
-                f"after {tries} draws; the dataset has too few distinct questions for these sizes"
+                f"gym:{name}: the held-out questions took {missing} training items, and only {len(more)} of the "
+                f"{tries} items after those have another question; the dataset has too few distinct questions "
+                "for these sizes"
             )
+        train += [_row(name, config, entry, index) for index, entry in more]
     return train, held_out
+
+
+def _question(row: dict[str, Any]) -> str:
+    return row["question"]

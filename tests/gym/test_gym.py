@@ -51,19 +51,6 @@ def test_arc_grids_stay_tuples_so_the_gold_answer_scores_1():
     assert create_dataset("arc_agi").score_answer(row["answer"], json.loads(json.dumps(entry))) == 0.05
 
 
-def test_train_and_held_out_share_no_question_even_when_questions_repeat():
-    small = ["max_terms=2", "max_digits=1", "operators=('+',)", "allow_negation=False", "allow_parentheses=False"]
-    settings_ = parse_settings("basic_arithmetic", small)  # 81 questions: 1 + 1 to 9 + 9
-    train, held_out = generate("basic_arithmetic", size=60, test_size=10, seed=0, settings=settings_)
-    questions = [row["question"] for row in train]
-    assert len(set(questions)) < len(questions)  # the small space repeats: the check is needed
-    assert not set(questions) & {row["question"] for row in held_out} and len(held_out) == 10
-    assert generate("basic_arithmetic", size=60, test_size=10, seed=0, settings=settings_) == (train, held_out)
-    assert {row["gym_config"] for row in train} == {encode(settings_)}
-    with pytest.raises(DataError, match="too few distinct questions"):
-        generate("basic_arithmetic", size=400, test_size=100, seed=0, settings=settings_)
-
-
 def test_settings_are_fields_of_the_datasets_config():
     with pytest.raises(SettingError, match="has no setting 'terms'; its settings: min_terms, max_terms"):
         parse_settings("basic_arithmetic", ["terms=3"])
