@@ -55,9 +55,11 @@ lint: install
 # Each test runs once where its outcome cannot differ: the CPU stack runs all but the server path (its venv has no
 # DeepSpeed); vLLM 0.23's stack runs the tests marked stack (their outcome depends on the installed ms-swift, vLLM,
 # transformers or torch) with the server path (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests. The three
-# run TEST_JOBS at a time (1: one after the other), vLLM 0.11's when the first of the others ends: much of each test
-# waits on imports and processes, which another lane fills. Each stage prints its time as it ends, make test its total.
-TEST_JOBS ?= 2
+# lanes run TEST_JOBS at a time (1: one after the other), and the CPU stack's tests on CPU_WORKERS pytest-xdist
+# workers, a file to a worker (its fixtures, a training run among them, are built once): much of each test waits on
+# imports and processes, which another lane fills. Each stage prints its time as it ends, make test its total.
+TEST_JOBS ?= 3
+CPU_WORKERS ?= 2
 stage = @start=$$(date +%s); $(2); status=$$?; \
 	echo "make test: $(1): $$(( $$(date +%s) - start )) s$$([ $$status = 0 ] || echo ', failed')" >&2; exit $$status
 test:
@@ -68,7 +70,7 @@ test:
 	@echo "make test: passed in $$(( $$(date +%s) - $$(cat .test-started) )) s" >&2; rm -f .test-started
 
 test-cpu: install
-	$(call stage,pytest in .venv,$(BIN)/pytest -m "not server")
+	$(call stage,pytest in .venv,$(BIN)/pytest -m "not server" -n $(CPU_WORKERS) --dist loadfile)
 
 test-stack-0.23: install
 	$(call stage,install vLLM 0.23's stack,$(MAKE) --no-print-directory .venv-vllm0.23/.installed)
