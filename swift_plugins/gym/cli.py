@@ -1,4 +1,5 @@
-"""``python -m swift_plugins gym``: list reasoning-gym's datasets, generate gym data, score completions offline.
+"""``python -m swift_plugins gym``: list reasoning-gym's datasets, generate gym data, score completions offline, write
+cold-start SFT rows.
 
 ``python -m swift_plugins.gym`` is the same command.
 
@@ -84,6 +85,22 @@ def _score(args: argparse.Namespace) -> None:
     )  # fmt: skip
 
 
+def _sft_data(args: argparse.Namespace) -> None:
+    from .cold_start import sft_rows
+    from .data import GYM, check_row
+
+    check_output(args.out)
+    rows = []
+    for where, row in read_rows(args.rows):
+        GYM.check_columns(row, where)
+        try:
+            rows.extend(sft_rows([check_row(row, where)]))
+        except DataError as error:
+            raise DataError(f"{where}: {error}") from None
+    write_rows(rows, args.out)
+    print(f"wrote {len(rows)} SFT rows to {args.out}")
+
+
 class _IntermixedParser(argparse.ArgumentParser):
     """A subcommand parser taking positionals between options: ``generate NAME --size 8 key=value``."""
 
@@ -100,8 +117,10 @@ class _IntermixedParser(argparse.ArgumentParser):
 
 
 def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``gym list|generate|score`` to a command line's subcommands."""
-    gym = parent.add_parser("gym", help="reasoning-gym datasets as tasks (TASK=gym:<name>): list, generate, score")
+    """Add ``gym list|generate|score|sft-data`` to a command line's subcommands."""
+    gym = parent.add_parser(
+        "gym", help="reasoning-gym datasets as tasks (TASK=gym:<name>): list, generate, score, sft-data"
+    )
     actions = gym.add_subparsers(dest="task_command", required=True, parser_class=_IntermixedParser)
     actions.add_parser("list", help="every dataset with a one-line description").set_defaults(run=_list)
 
@@ -121,6 +140,11 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
     score.add_argument("data", type=Path, help="gym rows (gym generate's output)")
     score.add_argument("completions", type=Path, help="rows with a 'completion' field, one per row of DATA")
     score.set_defaults(run=_score)
+
+    sft = actions.add_parser("sft-data", help="gym rows as swift SFT rows: the gold answer in the think/answer frame")
+    sft.add_argument("rows", type=Path, help="gym rows (gym generate's output)")
+    sft.add_argument("--out", type=Path, required=True, help="the SFT rows (.jsonl, .json or .parquet)")
+    sft.set_defaults(run=_sft_data)
     return gym
 
 

@@ -1,0 +1,131 @@
+"""Cold-start SFT rows for a gym task: the question, then its gold answer in the ``<think>…</think><answer>…</answer>``
+frame.
+
+reasoning-gym gives gold answers, not worked solutions, so the think part holds only what the row itself proves.
+Where the entry's metadata carries a worked solution (gsm_symbolic's ``answer_cot``) it is the think part. Where
+it carries the arithmetic ``expression`` whose value is the gold answer (basic_arithmetic, chain_sum, products),
+each operation is one line, computed exactly, in the order it is evaluated. Otherwise the think part says that no
+steps are shown: a cold start teaches the frame, and a think made up for it would teach made-up reasoning.
+
+>>> row = {"gym_dataset": "chain_sum", "gym_config": "{}", "question": "State the final answer: 4 - 9 + 2 =",
+...        "answer": "-3", "metadata": '{"expression": "4 - 9 + 2"}'}
+>>> print(assistant_turn(row))
+<think>
+4 - 9 = -5. -5 + 2 = -3.
+</think>
+<answer>-3</answer>
+>>> print(assistant_turn({**row, "metadata": "{}"}))
+<think>
+No worked steps: the answer follows.
+</think>
+<answer>-3</answer>
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Iterable, Iterator
+from fractions import Fraction
+from typing import Any
+
+from ..core.errors import DataError
+from .data import NO_GOLD, prompt_for
+from .entries import decode
+
+__all__ = ["NO_STEPS", "assistant_turn", "expression_steps", "sft_rows"]
+
+NO_STEPS = "No worked steps: the answer follows."
+_OPERATIONS = {ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
+               ast.Div: ("/", operator.truediv)}  # fmt: skip
+_WORKED_SOLUTION = "answer_cot"  # gsm_symbolic: the worked solution, ending with "#### <answer>"
+
+
+def _text(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _evaluate(node: ast.expr, steps: list[str]) -> Fraction:
+    """The exact value of ``node``, each operation on computed values appended to ``steps``; ValueError for
+    anything but integers, ``+ - * /`` and a sign (a name, a call, a float, a power, a division by zero)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return Fraction(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand, steps)
+        if isinstance(node.operand, ast.Constant):  # a signed number, as written
+            return -value if isinstance(node.op, ast.USub) else value
+        result = -value if isinstance(node.op, ast.USub) else value
+        steps.append(f"{'-' if isinstance(node.op, ast.USub) else '+'}({_text(value)}) = {_text(result)}")
+        return result
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATIONS:
+        left, right = _evaluate(node.left, steps), _evaluate(node.right, steps)
+        symbol, apply = _OPERATIONS[type(node.op)]
+        if symbol == "/" and right == 0:
+            raise ValueError("division by zero")
+        result = apply(left, right)
+        steps.append(f"{_text(left)} {symbol} {_text(right)} = {_text(result)}")
+        return result
+    raise ValueError(f"not plain arithmetic: {ast.dump(node)[:40]}")
+
+
+def expression_steps(expression: str, answer: str) -> list[str] | None:
+    """Each operation of ``expression`` over exact values, if its value is ``answer``; else None.
+
+    The expression is parsed, never run: only integers, ``+ - * /`` and signs are read.
+
+    >>> expression_steps("-15 / 5 + -( -2 * 4 )", "5")
+    ['-15 / 5 = -3', '-2 * 4 = -8', '-(-8) = 8', '-3 + 8 = 5']
+    >>> expression_steps("2 * 3", "7"), expression_steps("__import__('os')", "0")
+    (None, None)
+    """
+    steps: list[str] = []
+    try:
+        value = _evaluate(ast.parse(expression.strip(), mode="eval").body, steps)
+        return steps if steps and value == Fraction(answer.strip()) else None
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+def _worked_solution(metadata: dict[str, Any], answer: str) -> str | None:
+    """The dataset's own worked solution, without its final ``#### answer`` line, if it ends with the answer."""
+    text = metadata.get(_WORKED_SOLUTION)
+    if not isinstance(text, str):
+        return None
+    body, mark, final = text.rpartition("####")
+    return body.strip() if mark and body.strip() and final.strip() == answer.strip() else None
+
+
+def _think(metadata: dict[str, Any], answer: str) -> str:
+    worked = _worked_solution(metadata, answer)
+    if worked is not None:
+        return worked
+    expression = metadata.get("expression")
+    steps = expression_steps(expression, answer) if isinstance(expression, str) else None
+    return ". ".join(steps) + "." if steps else NO_STEPS
+
+
+def assistant_turn(row: dict[str, Any]) -> str:
+    """The cold-start answer to one gym row (its columns): a think part from the row, then its gold answer;
+    :class:`DataError` for a row without a gold answer."""
+    answer = row.get("answer")
+    if row.get("gym_dataset") in NO_GOLD or not isinstance(answer, str) or not answer.strip():
+        raise DataError(f"gym:{row.get('gym_dataset')} rows have no gold answer to write a cold start from")
+    think = _think(decode(row["metadata"]), answer)
+    return f"<think>\n{think}\n</think>\n<answer>{answer.strip()}</answer>"
+
+
+def sft_rows(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """swift SFT rows (``messages``: the gym prompt, then the cold-start answer) from gym rows.
+
+    >>> row = {"gym_dataset": "spell_backward", "gym_config": "{}", "question": "Spell sun backward.",
+    ...        "answer": "nus", "metadata": "{}"}
+    >>> [message["role"] for message in next(sft_rows([row]))["messages"]]
+    ['user', 'assistant']
+    """
+    for row in rows:
+        yield {
+            "messages": [
+                {"role": "user", "content": prompt_for(row["question"])},
+                {"role": "assistant", "content": assistant_turn(row)},
+            ]
+        }
