@@ -13,14 +13,14 @@ come from the layouts' own rows (:mod:`.layouts`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from ..preflight.table import SettingHelp, settings_section
 from ..tasks import FAMILIES, NAMES, task_named
 from .layouts import LAYOUTS, RECIPES, SUFFIXES, Layout, Recipe, recipe_named
 
-__all__ = ["ALL", "GYM_SCORE_LIMITS", "Entry", "entries", "foreign", "recipe_names", "settings_help"]
+__all__ = ["ALL", "GYM_SCORE_LIMITS", "Entry", "entries", "foreign", "recipe_names", "refusal", "settings_help"]
 
 GPUS = "GPU indices or GPU-/MIG- ids, comma-separated; under an inherited CUDA_VISIBLE_DEVICES, positions in it"
 YES_NO = "1/true/yes or 0/false/no"
@@ -204,14 +204,19 @@ def foreign(recipe_name: str, env: Mapping[str, str]) -> str | None:
     """The refusal of the first setting in ``env`` that another recipe reads and ``recipe_name`` does not (it would
     be ignored without a word), or None."""
     own = {entry.name for entry in entries(recipe_name)}
+    return refusal(recipe_name, own, env, recipe_named(recipe_name).task)
+
+
+def refusal(script: str, own: Collection[str], env: Mapping[str, str], task: str | None = None) -> str | None:
+    """The refusal of the first setting in ``env`` that a recipe reads and ``script``, which reads ``own``, does not
+    (the demo's script shares the recipes' settings); ``task``: the script's own task, named when TASK is refused."""
     given = {name for name, value in env.items() if value}
     for entry in ALL:
         if entry.name in given and entry.name not in own:
             readers = [name for name in recipe_names() if entry.name in {e.name for e in entries(name)}]
-            task = recipe_named(recipe_name).task
             mine = f" (its task is {task})" if entry.name == "TASK" and task else ""
             shown = ", ".join(readers[:3]) + (", ..." if len(readers) > 3 else "")
-            return f"{entry.name} is not a setting of {recipe_name}{mine}: unset it (it is read by {shown})"
+            return f"{entry.name} is not a setting of {script}{mine}: unset it (it is read by {shown})"
     return None
 
 
