@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from swift_plugins.core.console import Console
+from swift_plugins.demo.settings import SCRIPT as DEMO_SCRIPT
+from swift_plugins.demo.settings import SETTINGS as DEMO_SETTINGS
 from swift_plugins.launch.catalog import ALL, entries, recipe_names
 from swift_plugins.launch.commands import Plan
 from swift_plugins.launch.recipes import build_plan
@@ -396,12 +398,16 @@ class Sandbox:
         self.procs: list[subprocess.Popen] = []
 
     def env_for(self, overrides: Mapping[str, object], script: str | None = None) -> dict[str, str]:
-        """The sandbox's environment with ``overrides`` (None: removed); for a launcher recipe's ``script``, without
-        the sandbox's own settings that recipe does not read (it would refuse them)."""
+        """The sandbox's environment with ``overrides`` (None: removed); for a launcher recipe's or the demo's
+        ``script``, without the sandbox's own settings that it does not read (it would refuse them)."""
         env = dict(self.env)
         recipe = script.removesuffix(".sh") if script else None
-        if recipe is not None and recipe in recipe_names():
+        own = None
+        if recipe == DEMO_SCRIPT:
+            own = {setting.name for setting in DEMO_SETTINGS}
+        elif recipe is not None and recipe in recipe_names():
             own = {entry.name for entry in entries(recipe)}
+        if own is not None:
             env = {key: value for key, value in env.items() if key in own or key not in SETTING_NAMES}
         for key, value in overrides.items():
             if value is None:

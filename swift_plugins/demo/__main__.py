@@ -3,6 +3,7 @@
 import sys
 
 from ..launch.script import run_script
-from .run import demo
+from .run import demo, demo_help
+from .settings import SCRIPT
 
-sys.exit(run_script("countdown_demo", sys.argv[1:], demo))
+sys.exit(run_script(SCRIPT, sys.argv[1:], demo, demo_help))

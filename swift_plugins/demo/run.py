@@ -20,16 +20,18 @@ from ..core.errors import LaunchError, SettingError
 from ..core.files import keep_previous
 from ..core.processes import Children, Interrupted
 from ..core.settings import parse_bool
-from ..countdown import SPEC as COUNTDOWN
 from ..integration.vllm_cpu import installed_vllm
 from ..launch.follow import follow_trainer
+from ..launch.script import usage
 from ..selection.select import Selection
 from ..watch.checkpoints import is_complete, newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
 from ..watch.log import describe_zero_spread, find_log, read_steps
 from .plan import DemoPlan, Stage, stages
+from .settings import settings_help
 
-__all__ = ["demo", "detect_hardware"]
+__all__ = ["demo", "demo_help", "detect_hardware"]
+
 
 def detect_hardware() -> tuple[str | None, str | None, str]:
     """(CUDA device 0's name or None, the installed vLLM's version or None, a hint when a GPU is unused); a torch
@@ -47,6 +49,11 @@ def detect_hardware() -> tuple[str | None, str | None, str]:
         hint = (f"; nvidia-smi is on PATH but torch {torch.__version__} is a CPU build: for GPU scale, "
                 "make clean && make demo TORCH_SPEC=torch==2.8.0 EXTRAS=test,gpu (or your CUDA build)")  # fmt: skip
     return cuda_device, installed_vllm()[0], hint
+
+
+def demo_help(script: str) -> str:
+    """``--help``: the script's usage text, then every setting the demo reads (:mod:`.settings`)."""
+    return f"{usage(script).rstrip()}\n\n{settings_help()}"
 
 
 def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, children: Children) -> int:
@@ -84,7 +91,7 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
     console, started = children.console, time.monotonic()
     console.note(f"{plan.scale.name} scale: {plan.reason}")
     console.note(f"SFT {plan.sft_steps} steps; GRPO {plan.grpo_steps} steps, a checkpoint every {plan.save_steps}; "
-                 f"{plan.eval_puzzles} held-out puzzles -> {plan.output_dir}")  # fmt: skip
+                 f"{plan.eval_puzzles} held-out {plan.task.unit} -> {plan.output_dir}")  # fmt: skip
     for folder in ("eval", "data"):
         (plan.output_dir / folder).mkdir(parents=True, exist_ok=True)
     planned = stages(plan)
@@ -122,7 +129,7 @@ def _run_stage(stage: Stage, children: Children, plan: DemoPlan) -> None:
         watch = None
         if stage.watched is not None:
             record = stage.watched.parent / WATCH_LOG
-            advice = task_advice(COUNTDOWN)
+            advice = task_advice(plan.task.spec)
             watch = watcher(stage.watched, plan.watch, plan.thresholds, record, children.console, advice=advice)
         log = Path(command.log)
         process = children.start_process(command.argv, command.environment(os.environ), log)

@@ -39,7 +39,7 @@ def commands(demo: DemoPlan) -> dict:
                 found[argv[1]] = Flags(argv[2:])
             elif argv[3] == "evaluate":
                 found["evaluate"].append(argv[4:])
-            elif argv[3] == "countdown":  # python -m swift_plugins countdown generate|sft-data ...
+            elif argv[3] in ("countdown", "gym"):  # python -m swift_plugins countdown|gym generate|sft-data ...
                 found[argv[4]] = argv[5:]
             else:
                 found[argv[3]] = argv[4:]

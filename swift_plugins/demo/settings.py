@@ -1,0 +1,65 @@
+"""The demo's settings, one table: what its ``--help`` lists and what it refuses.
+
+Each row gives a setting's name, meaning, default and allowed values; ``--help`` renders them as the recipes'
+``--help`` renders theirs (:func:`swift_plugins.preflight.table.settings_section`). The settings the demo shares
+with the recipes (``DRY_RUN``, the watch's, the gym scorers') are the launcher's own rows. A setting a recipe reads
+and the demo does not (``MODEL``, ``DATASET``, ``GYM_SCORE_TIMEOUT`` with Countdown) is refused in one line, as a
+recipe refuses another recipe's: set, it would be ignored without a word.
+
+>>> refused({"DATASET": "rows.jsonl"}, gym=False)  # doctest: +ELLIPSIS
+'DATASET is not a setting of countdown_demo: unset it (it is read by ...)'
+>>> refused({"GYM_SCORE_TIMEOUT": "2"}, gym=True) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..launch.catalog import ALL, refusal
+from ..launch.layouts import LAYOUTS, recipe_named
+from ..preflight.table import SettingHelp, settings_section
+
+__all__ = ["GYM_ONLY", "SCRIPT", "SETTINGS", "refused", "settings_help"]
+
+SCRIPT = "countdown_demo"
+GYM_RECIPE = "gym_1gpu"  # the recipe whose defaults of the shared settings the demo's help shows
+GYM_ONLY = frozenset({"GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT"})  # read with TASK=gym:<name> only
+
+
+def _shared(name: str) -> SettingHelp:
+    """The launcher's row of ``name``, with the default the gym recipes give it."""
+    entry = next(entry for entry in ALL if entry.name == name)
+    recipe = recipe_named(GYM_RECIPE)
+    return SettingHelp(name, entry.meaning, (entry.default(recipe, LAYOUTS[recipe.layouts[0]]),), entry.allowed)
+
+
+SETTINGS = (
+    SettingHelp("TASK", "the task the model learns", ("countdown",), "countdown or gym:<name>, a reasoning-gym "
+                "dataset with gold answers (python -m swift_plugins gym list)"),
+    SettingHelp("DEMO_SCALE", "the scale: GRPO's steps and batch, the selection's candidates, the evaluation batch",
+                ("gpu when torch sees a CUDA device, else cpu",), "cpu or gpu"),
+    SettingHelp("OUTPUT_DIR", "model/ data/ sft/ grpo/ eval/ comparison.md (a rerun keeps an earlier sft/ and grpo/ "
+                "as sft.1/, grpo.1/)", ("output/<scale>_demo; with TASK=gym:<name>, output/<scale>_demo-<name>",)),
+    SettingHelp("SFT_STEPS", "cold-start SFT steps (8 rows each)", ("36",), "a positive integer"),
+    SettingHelp("GRPO_STEPS", "GRPO steps", ("16 (cpu)", "150 (gpu)"), "a positive integer"),
+    SettingHelp("GRPO_EVALS", "GRPO checkpoints saved and evaluated, evenly spaced (the last at the end)",
+                ("1 (cpu)", "3 (gpu)"), "a positive integer"),
+    SettingHelp("EVAL_PUZZLES", "held-out rows, evaluated after every stage", ("500",), "a positive integer"),
+    SettingHelp("SELECT_SAMPLES", "answers to each candidate training row before GRPO; GRPO trains on the rows "
+                "solved sometimes", ("8",), "0 (no selection: GRPO on every training row), or an integer >= 2"),
+    SettingHelp("SEED", "the rows, the SFT order, the selection's answers and GRPO's sampling", ("0",),
+                "a non-negative integer"),
+    *map(_shared, ("WATCH", "WATCH_SET", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT", "DRY_RUN")),
+)  # fmt: skip
+
+
+def settings_help() -> str:
+    """The ``Settings`` part of the demo's ``--help``."""
+    return settings_section(SETTINGS)
+
+
+def refused(env: Mapping[str, str], gym: bool) -> str | None:
+    """The refusal of a recipe's setting in ``env`` that the demo does not read (with a gym task or not), or None."""
+    own = {setting.name for setting in SETTINGS if gym or setting.name not in GYM_ONLY}
+    return refusal(SCRIPT, own, env)
