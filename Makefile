@@ -1,4 +1,5 @@
 # make demo: a real pretrained model learns Countdown on CPU (SFT, GRPO with vLLM's CPU build, held-out evaluations).
+# make demo TASK=gym:<name>: the same on a reasoning-gym dataset.
 # make smoke: colocate GRPO plumbing on CPU (tiny random model). make test: lint + pytest, then pytest again in
 # vLLM 0.23's GPU stack on CPU (test-vllm0.23) and the real vLLM tests in vLLM 0.11's (test-vllm0.11). make locks:
 # the GPU stacks' locks, resolved again (requirements/); make locks-dry-run: pip's dry run of each on each Python.
