@@ -160,7 +160,7 @@ class DemoPlan:
     ) -> DemoPlan:
         """The plan ``env`` asks for on hardware with ``cuda_device`` (or none) and vLLM ``vllm_version`` (or none)."""
         scale, reason = choose_scale(env.get("DEMO_SCALE") or "auto", cuda_device)
-        task = demo_task(env.get("TASK", ""), scale.completion_cap)
+        task = demo_task(env.get("TASK", ""), scale.completion_cap, env.get("GYM_SETTINGS", ""))
         refusal = refused(env, gym=task.reads_gym_settings)
         if refusal:
             raise SettingError(refusal)

@@ -10,6 +10,8 @@ recipe refuses another recipe's: set, it would be ignored without a word.
 'DATASET is not a setting of countdown_demo: unset it (it is read by ...)'
 >>> refused({"GYM_SCORE_TIMEOUT": "2"}, gym=True) is None
 True
+>>> refused({"GYM_SETTINGS": "max_terms=2"}, gym=False)
+'GYM_SETTINGS is not a setting of countdown_demo: unset it (it is read with TASK=gym:<name>)'
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ __all__ = ["GYM_ONLY", "SCRIPT", "SETTINGS", "refused", "settings_help"]
 
 SCRIPT = "countdown_demo"
 GYM_RECIPE = "gym_1gpu"  # the recipe whose defaults of the shared settings the demo's help shows
-GYM_ONLY = frozenset({"GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT"})  # read with TASK=gym:<name> only
+GYM_ONLY = frozenset({"GYM_SETTINGS", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT"})  # read with TASK=gym:<name> only
 
 
 def _shared(name: str) -> SettingHelp:
@@ -37,6 +39,8 @@ def _shared(name: str) -> SettingHelp:
 SETTINGS = (
     SettingHelp("TASK", "the task the model learns", ("countdown",), "countdown or gym:<name>, a reasoning-gym "
                 "dataset with gold answers (python -m swift_plugins gym list)"),
+    SettingHelp("GYM_SETTINGS", "the gym dataset's settings, as gym generate takes them", ("the dataset's",),
+                "key=value words, e.g. 'max_terms=2 max_digits=1' (python -m swift_plugins gym list)"),
     SettingHelp("DEMO_SCALE", "the scale: GRPO's steps and batch, the selection's candidates, the evaluation batch",
                 ("gpu when torch sees a CUDA device, else cpu",), "cpu or gpu"),
     SettingHelp("OUTPUT_DIR", "model/ data/ sft/ grpo/ eval/ comparison.md (a rerun keeps an earlier sft/ and grpo/ "
@@ -62,4 +66,7 @@ def settings_help() -> str:
 def refused(env: Mapping[str, str], gym: bool) -> str | None:
     """The refusal of a recipe's setting in ``env`` that the demo does not read (with a gym task or not), or None."""
     own = {setting.name for setting in SETTINGS if gym or setting.name not in GYM_ONLY}
+    unread = sorted(name for name in GYM_ONLY - own if env.get(name))  # the demo's own, read with a gym task only
+    if unread:
+        return f"{unread[0]} is not a setting of {SCRIPT}: unset it (it is read with TASK=gym:<name>)"
     return refusal(SCRIPT, own, env)

@@ -3,9 +3,10 @@
 Countdown (the default) is the measured demo: 1,500 puzzles of 3 numbers of 1-10 and targets of 1-30, worked
 answers by ``countdown sft-data``, completions of 76 tokens (the longest worked answer is 72). A reasoning-gym
 dataset (``TASK=gym:<name>``) takes the rows and held-out split of ``gym generate`` at the dataset's default
-settings, the cold start of ``gym sft-data`` (:mod:`swift_plugins.gym.cold_start`), and the lengths of the task's
-GRPO preset, as the launcher's recipes do: its completion length, at most the scale's (:attr:`Scale.completion_cap
-<swift_plugins.demo.plan.Scale>`), its ``--max_length`` for SFT and its vLLM model length.
+settings or those of ``GYM_SETTINGS``, the cold start of ``gym sft-data`` (:mod:`swift_plugins.gym.cold_start`),
+and the lengths of the task's GRPO preset, as the launcher's recipes do: its completion length, at most the scale's
+(:attr:`Scale.completion_cap <swift_plugins.demo.plan.Scale>`), its ``--max_length`` for SFT and its vLLM model
+length.
 
 >>> demo_task("", completion_cap=256).completion_tokens
 76
@@ -25,6 +26,7 @@ from ..core.errors import SettingError
 from ..core.flags import Flags
 from ..core.task import TaskSpec
 from ..gym.data import NO_GOLD
+from ..gym.settings import parse_settings
 from ..tasks import task_named
 
 __all__ = ["DemoTask", "demo_task"]
@@ -76,10 +78,15 @@ class DemoTask:
         return ("swift_plugins", self.family, "sft-data", str(rows), "--out", str(out))
 
 
-def demo_task(name: str, completion_cap: int | None) -> DemoTask:
+def demo_task(name: str, completion_cap: int | None, settings: str = "") -> DemoTask:
     """The demo's task ``TASK=name`` (empty: countdown), its completions at most ``completion_cap`` tokens (None: the
-    task's own length);
-    :class:`SettingError` in one line for another task or a gym dataset without gold answers."""
+    task's own length), a gym dataset's rows made with ``settings`` (``GYM_SETTINGS``: ``gym generate``'s
+    ``key=value`` words, checked here);
+    :class:`SettingError` in one line for another task, a gym dataset without gold answers or a bad setting.
+
+    >>> demo_task("gym:chain_sum", 256, "max_terms=2 max_digits=1").row_args
+    ('max_terms=2', 'max_digits=1')
+    """
     name = name or "countdown"
     if name == "countdown":
         return DemoTask(
@@ -94,10 +101,11 @@ def demo_task(name: str, completion_cap: int | None) -> DemoTask:
     if dataset in NO_GOLD:
         raise SettingError(f"TASK={name}: its rows have no gold answer to write the cold start from; the demo takes "
                            f"a dataset with one (not {', '.join(sorted(NO_GOLD))})")  # fmt: skip
+    parse_settings(dataset, settings.split())
     preset = Flags(spec.preset.args)
     completion_tokens = int(preset.value("max_completion_length"))
     return DemoTask(
-        spec, "gym", (dataset,), (), "questions", "cold-start answers",
+        spec, "gym", (dataset,), tuple(settings.split()), "questions", "cold-start answers",
         completion_tokens=min(completion_tokens, completion_cap) if completion_cap else completion_tokens,
         sft_length=int(preset.value("max_length")), model_len=spec.preset.vllm_max_model_len,
     )  # fmt: skip

@@ -78,6 +78,9 @@ def test_countdown_is_the_default_task_and_its_plan_is_unchanged():
         ({"MODEL": "Qwen/Qwen2.5-3B-Instruct"}, "MODEL is not a setting of countdown_demo: unset it"),
         ({"GYM_SCORE_TIMEOUT": "2"}, "GYM_SCORE_TIMEOUT is not a setting of countdown_demo: unset it"),
         ({"TASK": "gym:leg_counting", "GYM_SCORE_TIMEOUT": "inf"}, "GYM_SCORE_TIMEOUT='inf' must be a number"),
+        ({"GYM_SETTINGS": "max_terms=2"}, "GYM_SETTINGS is not a setting of countdown_demo: unset it"),
+        ({"TASK": "gym:chain_sum", "GYM_SETTINGS": "terms=2"}, "gym:chain_sum has no setting 'terms'; its settings:"),
+        ({"TASK": "gym:chain_sum", "GYM_SETTINGS": "max_terms"}, "gym:chain_sum: expected key=value, got 'max_terms'"),
     ],
 )  # fmt: skip
 def test_a_bad_task_or_setting_is_refused(env, message):
@@ -87,6 +90,13 @@ def test_a_bad_task_or_setting_is_refused(env, message):
 
 def test_the_gym_settings_are_read_with_a_gym_task():
     assert plan(TASK="gym:leg_counting", GYM_SCORE_TIMEOUT="2", GYM_SCORE_WORKERS="1").task.name == "gym:leg_counting"
+
+
+def test_the_datasets_settings_make_its_rows():
+    chain_sum = plan(TASK="gym:chain_sum", GYM_SETTINGS="max_terms=2  max_digits=2")
+    generate = commands(chain_sum)["generate"]  # after `gym generate`
+    assert generate[generate.index("--seed") + 2 : generate.index("--out")] == ["max_terms=2", "max_digits=2"]
+    assert build_parser().parse_args(["gym", "generate", *generate]).settings == ["max_terms=2", "max_digits=2"]
 
 
 def test_the_cold_start_rows_score_one_under_the_trainers_rewards(tmp_path):
