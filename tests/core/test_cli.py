@@ -8,6 +8,8 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -116,14 +118,22 @@ def test_ctrl_c_during_generate_prints_one_line_exits_130_and_writes_nothing(tmp
         text=True,
         start_new_session=True,
     )
-    seen = ""
-    while not re.search(r"[0-9]rows/s", seen):  # the progress bar's first rate: workers are busy generating
-        char = process.stderr.read(1)
-        assert char, f"generate ended before it could be interrupted: {seen}"
-        seen += char
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: process.stderr.read(1), "")), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    while not re.search(r"[0-9]rows/s", "".join(chunks)):  # the progress bar's first rate: workers are generating
+        assert process.poll() is None, f"generate ended before it could be interrupted: {''.join(chunks)}"
+        assert time.monotonic() < deadline, f"no progress in 120 s: {''.join(chunks)[-500:]}"
+        time.sleep(0.05)
     os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
-    stderr = seen + process.stderr.read()  # to the end: the process has exited
-    process.wait(timeout=120)
+    try:
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:  # never left running by a failed test
+            os.killpg(process.pid, signal.SIGKILL)
+    reader.join(timeout=10)
+    stderr = "".join(chunks)
     assert process.returncode == 130
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
     assert stderr.count("interrupted") == 1
