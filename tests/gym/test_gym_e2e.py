@@ -6,6 +6,10 @@ their held-out split with ``python -m swift_plugins gym generate``, builds the t
 (scored in the gym reward's worker pool), one evaluation on the held-out rows and a checkpoint; then
 ``python -m swift_plugins evaluate`` scores the checkpoint's greedy answers to the held-out rows with the same
 scorer, which ``gym score`` reproduces from the responses.
+
+``DYNAMIC_SAMPLE`` is on, with the probe plugin's ``distinct_characters`` reward beside them: its values differ
+between the random model's answers, all wrong, as answers that differ only in format would (the random model never
+writes the format), and the recipe's weights judge the groups on the answer alone, so every group is without spread.
 """
 
 import json
@@ -19,7 +23,7 @@ import pytest
 from swift_plugins.tools.plot import read_steps
 from swift_plugins.watch.checkpoints import newest_checkpoint
 
-from ..helpers import REPO, free_port
+from ..helpers import REPO, SYNC_PROBE, free_port
 
 pytestmark = pytest.mark.e2e  # the swift path is test_e2e_grpo's (run in every stack); the gym parts are pure
 
@@ -35,8 +39,12 @@ def gym_smoke(tmp_path_factory):
         "OUTPUT_DIR": str(out),
         "MASTER_PORT": str(free_port()),
         "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        "DYNAMIC_SAMPLE": "1",
+        "SYNC_PROBE_OUT": str(out / "sync_probe.jsonl"),
     }
     command = [sys.executable, "-m", "swift_plugins.launch", "gym_cpu_smoke",
+               "--external_plugins", str(REPO / "swift_plugins" / "plugin.py"), str(SYNC_PROBE),
+               "--reward_funcs", "external_gym", "think_answer_format", "distinct_characters",
                "--max_steps", str(STEPS), "--save_steps", str(STEPS), "--eval_steps", str(STEPS),
                "--max_completion_length", "24"]  # fmt: skip
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
@@ -54,6 +62,20 @@ def test_grpo_runs_on_a_gym_task_and_logs_its_rewards(gym_smoke):
         for key in ("rewards/GymAccuracy/mean", "rewards/ThinkAnswerFormat/mean"):
             assert isinstance(record[key], float), (key, record)
     assert "SMOKE passed" in result.stderr
+
+
+def test_dynamic_sampling_judges_the_answer_so_answers_differing_elsewhere_have_no_spread(gym_smoke):
+    out, result = gym_smoke
+    run = newest_checkpoint(out).parent
+    args = json.loads((run / "args.json").read_text())
+    assert args["dynamic_sample"] and args["reward_weights"] == [1.0, 0.0, 0.0]  # the answer's reward alone
+    for record in read_steps(run / "logging.jsonl"):
+        assert record["rewards/GymAccuracy/mean"] == 0.0  # every answer wrong
+        assert record["rewards/DistinctCharacters/std"] > 0  # the answers differ beside the answer
+        assert record["frac_reward_zero_std"] == 1.0, record  # and no group counts as one that teaches
+    assert f"groups without reward spread (no gradient): 100% of the trained groups, over {STEPS} steps" in (
+        result.stderr
+    )
 
 
 def test_the_smoke_data_is_gym_rows_with_a_disjoint_held_out_split(gym_smoke):
