@@ -84,6 +84,18 @@ def plan(
 _HANDED_OUT: set[int] = set()
 
 
+def generated_splits(folder: Path, *generate: str) -> dict[str, tuple[bytes, bytes]]:
+    """``python -m swift_plugins <generate> --seed S --out F`` for seed 0 twice (to other files) and seed 1: the bytes
+    of each run's training and held-out files, by run (``a``, ``b``: seed 0; ``c``: seed 1)."""
+    splits = {}
+    for name, seed in (("a", 0), ("b", 0), ("c", 1)):
+        out = folder / f"{name}.jsonl"
+        subprocess.run([sys.executable, "-m", "swift_plugins", *generate, "--seed", str(seed), "--out", str(out),
+                        "--quiet"], check=True, cwd=REPO, timeout=300)  # fmt: skip
+        splits[name] = out.read_bytes(), out.with_name(f"{out.stem}.test.jsonl").read_bytes()
+    return splits
+
+
 def free_port() -> int:
     """A port nothing listens on, never one this process was given before: the OS hands a just-closed port out
     again, and two settings given the same port are refused as a clash (seen once in 1,411 tests)."""

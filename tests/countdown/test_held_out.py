@@ -6,32 +6,23 @@ orderings of the numbers reach them), so a split that took the last rows drawn h
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
 from scipy.stats import binom
 
 from swift_plugins.countdown.data import puzzle_key
 
+from ..helpers import generated_splits
+
 DEMO = ("--count", "3", "--numbers", "1-10", "--targets", "1-30")
 TRAIN, HELD_OUT = 1500, 500
-
-
-def generate(out, seed):
-    subprocess.run(
-        [sys.executable, "-m", "swift_plugins", "countdown", "generate", "--size", str(TRAIN), "--test-size",
-         str(HELD_OUT), "--seed", str(seed), *DEMO, "--out", str(out), "--quiet", "--jobs", "1"],
-        check=True, timeout=300,
-    )  # fmt: skip
-    return out.read_bytes(), out.with_name(f"{out.stem}.test.jsonl").read_bytes()
 
 
 @pytest.fixture(scope="module")
 def splits(tmp_path_factory):
     """The files of seed 0 (twice, to other paths) and of seed 1: (train bytes, held-out bytes) each."""
-    folder = tmp_path_factory.mktemp("held_out")
-    return {name: generate(folder / f"{name}.jsonl", seed) for name, seed in (("a", 0), ("b", 0), ("c", 1))}
+    return generated_splits(tmp_path_factory.mktemp("held_out"), "countdown", "generate", "--size", str(TRAIN),
+                            "--test-size", str(HELD_OUT), *DEMO, "--jobs", "1")  # fmt: skip
 
 
 def rows(data):

@@ -1,8 +1,6 @@
 """The held-out split of ``gym generate``: no question in both splits, seeded, and random among the items drawn."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 from scipy.stats import binom
@@ -12,27 +10,18 @@ from swift_plugins.gym.entries import encode
 from swift_plugins.gym.generator import generate
 from swift_plugins.gym.settings import parse_settings
 
-from ..helpers import REPO
+from ..helpers import generated_splits
 
 TRAIN, HELD_OUT = 400, 100
 # 121 questions at most ("Calculate 4 + 7."): a few hundred items repeat some
 SMALL = ["max_terms=2", "max_digits=1", "operators=('+',)", "allow_negation=False", "allow_parentheses=False"]
 
 
-def generate_files(out, seed):
-    subprocess.run(
-        [sys.executable, "-m", "swift_plugins", "gym", "generate", "basic_arithmetic", "--size", str(TRAIN),
-         "--test-size", str(HELD_OUT), "--seed", str(seed), "--out", str(out), "--quiet"],
-        check=True, cwd=REPO, timeout=300,
-    )  # fmt: skip
-    return out.read_bytes(), out.with_name(f"{out.stem}.test.jsonl").read_bytes()
-
-
 @pytest.fixture(scope="module")
 def splits(tmp_path_factory):
     """The files of seed 0 (twice, to other paths) and of seed 1: (train bytes, held-out bytes) each."""
-    folder = tmp_path_factory.mktemp("gym_held_out")
-    return {name: generate_files(folder / f"{name}.jsonl", seed) for name, seed in (("a", 0), ("b", 0), ("c", 1))}
+    return generated_splits(tmp_path_factory.mktemp("gym_held_out"), "gym", "generate", "basic_arithmetic", "--size",
+                            str(TRAIN), "--test-size", str(HELD_OUT))  # fmt: skip
 
 
 def questions(data):
