@@ -2,6 +2,7 @@
 stand-in sandbox (tests/helpers.py)."""
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -10,6 +11,12 @@ import pytest
 from swift_plugins.countdown.generator import CountdownConfig, generate
 
 from .helpers import REPO, Sandbox
+
+# A suite started in the background of a non-interactive shell (`nohup make test &`) inherits SIGINT ignored, and so
+# would every process it starts: the tests of Ctrl-C need what a terminal's foreground job has. With Python's own
+# handler here, the processes the tests start get SIGINT's default at exec.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
