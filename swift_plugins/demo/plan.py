@@ -152,14 +152,25 @@ class DemoPlan:
     watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
     select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
+    bf16: bool = True  # the CPU scale's GRPO in bfloat16 autocast (else float32): where the CPU has AVX-512
     python: str = sys.executable
 
     @classmethod
     def for_hardware(
-        cls, env: Mapping[str, str], repo: Path, *, cuda_device: str | None, vllm_version: str | None
+        cls,
+        env: Mapping[str, str],
+        repo: Path,
+        *,
+        cuda_device: str | None,
+        vllm_version: str | None,
+        cpu_capability: str = "AVX512",
     ) -> DemoPlan:
-        """The plan ``env`` asks for on hardware with ``cuda_device`` (or none) and vLLM ``vllm_version`` (or none)."""
+        """The plan ``env`` asks for on hardware with ``cuda_device`` (or none), vLLM ``vllm_version`` (or none) and
+        a CPU of ``cpu_capability`` (torch's ``torch.backends.cpu.get_cpu_capability()``)."""
         scale, reason = choose_scale(env.get("DEMO_SCALE") or "auto", cuda_device)
+        bf16 = scale.name != "cpu" or cpu_capability.startswith("AVX512")
+        if not bf16:
+            reason += f"; a CPU of {cpu_capability}, not AVX-512: GRPO in float32 (bfloat16 would be emulated)"
         task = demo_task(env.get("TASK", ""), scale.completion_cap, env.get("GYM_SETTINGS", ""))
         refusal = refused(env, gym=task.reads_gym_settings)
         if refusal:
@@ -185,6 +196,7 @@ class DemoPlan:
             watch=watch_mode(env),
             thresholds=watch_thresholds(env),
             select_samples=_select_samples(env, scale),
+            bf16=bf16,
         )
 
     @classmethod
@@ -301,6 +313,8 @@ def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence
                    "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
     if plan.vllm and plan.task.model_len:
         flags.update(["--vllm_max_model_len", str(plan.task.model_len)])
+    if not plan.bf16:
+        flags.update(["--bf16", "false"])
     flags.update(extra)
     log = output_dir.parent / f"{output_dir.name}.log"
     return Command("GRPO", OFFLINE_ENV, ("swift", "rlhf", *flags.argv()), str(log))

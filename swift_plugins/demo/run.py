@@ -33,9 +33,9 @@ from .settings import settings_help
 __all__ = ["demo", "demo_help", "detect_hardware"]
 
 
-def detect_hardware() -> tuple[str | None, str | None, str]:
-    """(CUDA device 0's name or None, the installed vLLM's version or None, a hint when a GPU is unused); a torch
-    that does not import is a :class:`SettingError` line."""
+def detect_hardware() -> tuple[str | None, str | None, str, str]:
+    """(CUDA device 0's name or None, the installed vLLM's version or None, a hint when a GPU is unused, torch's CPU
+    capability); a torch that does not import is a :class:`SettingError` line."""
     try:
         import torch
     except ImportError as error:
@@ -48,7 +48,7 @@ def detect_hardware() -> tuple[str | None, str | None, str]:
         # make install puts the CPU build of torch in the venv: on a GPU box the demo would quietly run on the CPU
         hint = (f"; nvidia-smi is on PATH but torch {torch.__version__} is a CPU build: for GPU scale, "
                 "make clean && make demo TORCH_SPEC=torch==2.8.0 EXTRAS=test,gpu (or your CUDA build)")  # fmt: skip
-    return cuda_device, installed_vllm()[0], hint
+    return cuda_device, installed_vllm()[0], hint, torch.backends.cpu.get_cpu_capability()
 
 
 def demo_help(script: str) -> str:
@@ -61,12 +61,13 @@ def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, 
     if extra:
         raise SettingError("no arguments expected (settings are environment variables; see --help)")
     try:
-        cuda_device, vllm_version, hint = detect_hardware()
+        cuda_device, vllm_version, hint, cpu = detect_hardware()
     except SettingError as no_torch:
         if not parse_bool("DRY_RUN", env.get("DRY_RUN", "")):
             raise
-        cuda_device, vllm_version, hint = None, installed_vllm()[0], f"; {no_torch}: planned for a CPU host"
-    plan = DemoPlan.for_hardware(env, repo, cuda_device=cuda_device, vllm_version=vllm_version)
+        cuda_device, vllm_version, cpu = None, installed_vllm()[0], "AVX512"  # the measured CPU's plan
+        hint = f"; {no_torch}: planned for a CPU host"
+    plan = DemoPlan.for_hardware(env, repo, cuda_device=cuda_device, vllm_version=vllm_version, cpu_capability=cpu)
     plan = replace(plan, reason=plan.reason + hint)
     if plan.scale.name == "gpu" and cuda_device is None and not plan.dry_run:
         raise SettingError("DEMO_SCALE=gpu, but torch sees no CUDA device: unset DEMO_SCALE for the CPU run")
