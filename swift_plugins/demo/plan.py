@@ -112,6 +112,7 @@ class Scale:
     select_samples: int = 0  # before GRPO, answers to each candidate row (0: GRPO on every training row)
     select_limit: int = 0  # the candidates: the first this many training rows (0: every one)
     completion_cap: int | None = None  # the most tokens a completion has, whatever the task's own length
+    bf16: bool = False  # GRPO in bfloat16 autocast over the float32 weights, on a CPU with AVX-512
 
 
 SCALES = {
@@ -119,14 +120,13 @@ SCALES = {
     # constant rate, so that the last of a few steps teach as much as the first (swift's cosine ends at 0).
     "cpu": Scale(
         "cpu", 16, 500, 1, 50,
-        ("--per_device_train_batch_size", "32", "--bf16", "true", "--use_cpu", "true",
-         "--lr_scheduler_type", "constant"),
+        ("--per_device_train_batch_size", "32", "--use_cpu", "true", "--lr_scheduler_type", "constant"),
         ("--vllm_max_model_len", "512", *EAGER),
-        select_samples=8, select_limit=160, completion_cap=256,
+        select_samples=8, select_limit=160, completion_cap=256, bf16=True,
     ),
     # The one-H100 run of the README: 64 completions a step, float32; a third of the card is ample for vLLM.
     "gpu": Scale(
-        "gpu", 150, 500, 3, 250, ("--per_device_train_batch_size", "64", "--bf16", "false"),
+        "gpu", 150, 500, 3, 250, ("--per_device_train_batch_size", "64"),
         ("--vllm_gpu_memory_utilization", "0.3", "--vllm_max_model_len", "512"),
         select_samples=8,
     ),
@@ -152,7 +152,7 @@ class DemoPlan:
     watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
     select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
-    bf16: bool = True  # the CPU scale's GRPO in bfloat16 autocast (else float32): where the CPU has AVX-512
+    bf16: bool = False  # GRPO in bfloat16 autocast: the scale's, on a CPU with AVX-512 (else float32)
     python: str = sys.executable
 
     @classmethod
@@ -168,8 +168,8 @@ class DemoPlan:
         """The plan ``env`` asks for on hardware with ``cuda_device`` (or none), vLLM ``vllm_version`` (or none) and
         a CPU of ``cpu_capability`` (torch's ``torch.backends.cpu.get_cpu_capability()``)."""
         scale, reason = choose_scale(env.get("DEMO_SCALE") or "auto", cuda_device)
-        bf16 = scale.name != "cpu" or cpu_capability.startswith("AVX512")
-        if not bf16:
+        bf16 = scale.bf16 and cpu_capability.startswith("AVX512")
+        if scale.bf16 and not bf16:
             reason += f"; a CPU of {cpu_capability}, not AVX-512: GRPO in float32 (bfloat16 would be emulated)"
         task = demo_task(env.get("TASK", ""), scale.completion_cap, env.get("GYM_SETTINGS", ""))
         refusal = refused(env, gym=task.reads_gym_settings)
@@ -309,12 +309,11 @@ def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence
     flags = Flags(["--rlhf_type", "grpo", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.sft_checkpoint),
                    "--external_plugins", str(plan.repo / "swift_plugins" / "plugin.py"),
                    "--dataset", str(plan.selected), *grpo_args(plan.task), *plan.scale.grpo_args,
+                   "--bf16", "true" if plan.bf16 else "false",
                    "--use_vllm", "false", *generation, "--max_steps", str(plan.grpo_steps),
                    "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
     if plan.vllm and plan.task.model_len:
         flags.update(["--vllm_max_model_len", str(plan.task.model_len)])
-    if not plan.bf16:
-        flags.update(["--bf16", "false"])
     flags.update(extra)
     log = output_dir.parent / f"{output_dir.name}.log"
     return Command("GRPO", OFFLINE_ENV, ("swift", "rlhf", *flags.argv()), str(log))
