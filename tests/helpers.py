@@ -38,6 +38,9 @@ from swift_plugins.launch.recipes import build_plan
 from swift_plugins.launch.settings import Settings
 
 TESTS = Path(__file__).resolve().parent
+# How long a real run (training, a server, an evaluation) may take before it counts as hung: its idle time times 4
+# and more, as make test runs three lanes at once on 2 cores and each run gets a share of them.
+RUN_TIMEOUT = 2400
 REPO = TESTS.parent
 SHELL = REPO / "shell"
 STAND_INS = TESTS / "stand_ins"
@@ -127,7 +130,7 @@ def run_cpu_smoke(out: Path, *extra: str, **settings: str) -> subprocess.Complet
     }
     plugins = ["--external_plugins", str(REPO / "swift_plugins" / "plugin.py"), str(SYNC_PROBE)]
     command = ["bash", str(REPO / "shell" / "countdown_cpu_smoke.sh"), *plugins, *extra]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
 
 
 def server_smoke_env(out: Path, **env: str) -> dict[str, str]:
@@ -168,7 +171,7 @@ def run_server_smoke(
     over gloo through the NCCL stand-in; :func:`server_trainer_flags`, then ``extra`` swift rlhf flags."""
     command = ["bash", str(SHELL / script), *server_trainer_flags(out), *extra]
     environment = server_smoke_env(out, **env)
-    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=1500)
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=RUN_TIMEOUT)
 
 
 def sequential_zero3(path: Path) -> Path:
@@ -200,7 +203,7 @@ def probe_answers(models: Sequence[Path]) -> dict[str, list]:
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
-        timeout=600,
+        timeout=RUN_TIMEOUT,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     # one JSON line per model; other lines are libraries' chatter (DeepSpeed announces its CPU accelerator on stdout)

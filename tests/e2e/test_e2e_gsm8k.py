@@ -3,7 +3,8 @@
 `swift rlhf --rlhf_type grpo` with the tiny model, `--external_plugins swift_plugins/plugin.py`,
 `--dataset tests/fixtures/gsm8k/train.jsonl` and `--reward_funcs gsm8k_accuracy reasoning_answer_format`.
 A test-only probe reward scores each row's own `final_answer` in an answer block with the package's
-accuracy reward: it logs 1.0 only if swift hands the rewards each row's reference number.
+accuracy reward: it logs 1.0 only if swift hands the rewards each row's reference number. The step reports to
+an offline wandb run (`--report_to wandb`), whose file must hold the rewards swift logged.
 """
 
 import json
@@ -21,8 +22,12 @@ from swift_plugins.gsm8k.rewards import gsm8k_accuracy_reward, reasoning_answer_
 from swift_plugins.gsm8k.scoring import load_samples, score_samples
 from swift_plugins.tools.plot import read_steps
 
+from ..helpers import RUN_TIMEOUT
+from .wandb_file import history
+
 # Not rerun in the GPU stacks: their trainer path is test_e2e_grpo's and their loading of GSM8K files
-# test_gsm8k_data's, both run in every stack; what is left here is the package's own rewards.
+# test_gsm8k_data's, both run in every stack; what is left here is the package's own rewards, and wandb's logging
+# (declared in the gpu and test extras), which swift's trainer drives alike in every stack.
 pytestmark = pytest.mark.e2e
 FIXTURES = Path("tests") / "fixtures" / "gsm8k"
 
@@ -70,12 +75,13 @@ def grpo_run(repo, tiny_model, tmp_path_factory):
         "--logging_steps", "1",
         "--log_completions", "true",
         "--save_strategy", "no",
-        "--report_to", "none",
+        "--report_to", "wandb",
         "--dataloader_num_workers", "0",
         "--output_dir", str(out / "run"),
     ]  # fmt: skip
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "WANDB_MODE": "offline", "WANDB_DIR": str(out)}  # fmt: skip
+    result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (run,) = sorted((out / "run").glob("v*-*"))
     return run
@@ -100,6 +106,16 @@ def test_logged_completions_rescore_against_their_rows(repo, grpo_run):
         assert tables[0]["ReasoningAnswerFormat"][i] == reasoning_answer_format_reward([completion])[0]
         scored += 1
     assert scored == 4
+
+
+def test_the_step_reaches_the_offline_wandb_run_with_the_values_swift_logged(grpo_run):
+    (offline_file,) = grpo_run.parent.parent.glob("wandb/offline-run-*/run-*.wandb")
+    rewards = ("rewards/Gsm8kAccuracy/mean", "rewards/ReasoningAnswerFormat/mean", "rewards/Gsm8kProbe/mean")
+    logged = [step for step in history(offline_file) if any(f"train/{key}" in step for key in rewards)]
+    assert len(logged) == 1  # one GRPO step
+    (swift_step,) = read_steps(grpo_run / "logging.jsonl")
+    for key in rewards:  # the values swift logged for the step, as wandb recorded them
+        assert logged[0][f"train/{key}"] == pytest.approx(swift_step[key])
 
 
 @pytest.fixture(scope="module")

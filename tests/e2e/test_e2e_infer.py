@@ -9,7 +9,9 @@ import pytest
 
 from swift_plugins.countdown.scoring import load_samples, score_samples
 
-# Not rerun in the GPU stacks: swift infer runs there in every evaluation of test_learning and test_evaluate;
+from ..helpers import RUN_TIMEOUT
+
+# Not rerun in the GPU stacks: swift infer runs there in test_evaluate's evaluations and the smoke run's selection;
 # what is left here is score on swift's own result files.
 pytestmark = pytest.mark.e2e
 
@@ -75,7 +77,7 @@ def results(tmp_path_factory, tiny_model, repo):
             text=True,
             env=env,
             cwd=folder,
-            timeout=600,
+            timeout=RUN_TIMEOUT,
         )
         assert run.returncode == 0, run.stderr[-3000:]
         paths.append(path)

@@ -19,11 +19,11 @@ import pytest
 from swift_plugins.core.intervals import paired_change
 from swift_plugins.tools.compare import compare
 
-# Run again in the GPU stacks' venvs: only vLLM's answers against transformers' (their outcome depends on the installed
-# vLLM and transformers). The SFT is the demo's cold start, which runs on the CPU stack; the GPU stacks' recipes train
-# with GRPO, which every stack's smoke and server-path runs exercise. The sampled evaluation's arithmetic and the
-# selection are the package's own, and the recipes' smoke run (tests/e2e/test_e2e_grpo.py) samples and selects
-# through each stack's swift infer.
+# Not rerun in the GPU stacks' venvs. The SFT is the demo's cold start, which runs on the CPU stack; the GPU stacks'
+# recipes train with GRPO, which every stack's smoke and server-path runs exercise. vLLM's answers against
+# transformers': each stack's smoke run checks vLLM's greedy answers against transformers' from the same weights after
+# every sync (tests/e2e/test_e2e_grpo.py), and selects its rows through that stack's swift infer and vLLM. The sampled
+# evaluation's arithmetic and the selection are the package's own.
 pytestmark = pytest.mark.e2e
 
 SFT_STEPS = 12
@@ -110,12 +110,9 @@ def test_a_short_sft_teaches_the_format_on_held_out_puzzles(evaluations):
     assert table["changes"]["sft - base"]["format_rate"]["ci95"][0] > 0  # the gain is beyond noise
 
 
-@pytest.mark.stack
-@pytest.mark.vllm
 def test_evaluate_through_vllm_gives_transformers_answers(base_evaluation, smol_model, puzzles):
     # the base model's answers (64 tokens of prose each): as exacting a check of the two backends as a trained
-    # model's, without the SFT that vLLM 0.11's stack would otherwise run for this test alone; transformers, the
-    # slower engine, answers the first 16 of the same prompts
+    # model's; transformers, the slower engine, answers the first 16 of the same prompts
     (puzzles / "first.test.jsonl").write_text(
         "".join((puzzles / "puzzles.test.jsonl").read_text().splitlines(keepends=True)[:16])
     )

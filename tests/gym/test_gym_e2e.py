@@ -23,7 +23,7 @@ import pytest
 from swift_plugins.tools.plot import read_steps
 from swift_plugins.watch.checkpoints import newest_checkpoint
 
-from ..helpers import REPO, SYNC_PROBE, free_port
+from ..helpers import REPO, RUN_TIMEOUT, SYNC_PROBE, free_port
 
 pytestmark = pytest.mark.e2e  # the swift path is test_e2e_grpo's (run in every stack); the gym parts are pure
 
@@ -47,7 +47,7 @@ def gym_smoke(tmp_path_factory):
                "--reward_funcs", "external_gym", "think_answer_format", "distinct_characters",
                "--max_steps", str(STEPS), "--save_steps", str(STEPS), "--eval_steps", str(STEPS),
                "--max_completion_length", "24"]  # fmt: skip
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out, result
 
