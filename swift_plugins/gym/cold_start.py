@@ -23,8 +23,6 @@ No worked steps: the answer follows.
 
 from __future__ import annotations
 
-import ast
-import operator
 from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from typing import Any
@@ -32,46 +30,18 @@ from typing import Any
 from ..core.errors import DataError
 from .data import NO_GOLD, prompt_for
 from .entries import decode
+from .scorers import arithmetic
 
 __all__ = ["NO_STEPS", "assistant_turn", "expression_steps", "sft_rows"]
 
 NO_STEPS = "No worked steps: the answer follows."
-_OPERATIONS = {ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
-               ast.Div: ("/", operator.truediv)}  # fmt: skip
 _WORKED_SOLUTION = "answer_cot"  # gsm_symbolic: the worked solution, ending with "#### <answer>"
-
-
-def _text(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
-def _evaluate(node: ast.expr, steps: list[str]) -> Fraction:
-    """The exact value of ``node``, each operation on computed values appended to ``steps``; ValueError for
-    anything but integers, ``+ - * /`` and a sign (a name, a call, a float, a power, a division by zero)."""
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return Fraction(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        value = _evaluate(node.operand, steps)
-        if isinstance(node.operand, ast.Constant):  # a signed number, as written
-            return -value if isinstance(node.op, ast.USub) else value
-        result = -value if isinstance(node.op, ast.USub) else value
-        steps.append(f"{'-' if isinstance(node.op, ast.USub) else '+'}({_text(value)}) = {_text(result)}")
-        return result
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATIONS:
-        left, right = _evaluate(node.left, steps), _evaluate(node.right, steps)
-        symbol, apply = _OPERATIONS[type(node.op)]
-        if symbol == "/" and right == 0:
-            raise ValueError("division by zero")
-        result = apply(left, right)
-        steps.append(f"{_text(left)} {symbol} {_text(right)} = {_text(result)}")
-        return result
-    raise ValueError(f"not plain arithmetic: {ast.dump(node)[:40]}")
 
 
 def expression_steps(expression: str, answer: str) -> list[str] | None:
     """Each operation of ``expression`` over exact values, if its value is ``answer``; else None.
 
-    The expression is parsed, never run: only integers, ``+ - * /`` and signs are read.
+    The expression is parsed, never run: only integers, ``+ - * /`` and signs are read (:func:`.scorers.arithmetic`).
 
     >>> expression_steps("-15 / 5 + -( -2 * 4 )", "5")
     ['-15 / 5 = -3', '-2 * 4 = -8', '-(-8) = 8', '-3 + 8 = 5']
@@ -79,10 +49,10 @@ def expression_steps(expression: str, answer: str) -> list[str] | None:
     (None, None)
     """
     steps: list[str] = []
+    found = arithmetic(expression, steps)
     try:
-        value = _evaluate(ast.parse(expression.strip(), mode="eval").body, steps)
-        return steps if steps and value == Fraction(answer.strip()) else None
-    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return steps if found is not None and steps and found[0] == Fraction(answer.strip()) else None
+    except (ValueError, ZeroDivisionError):  # an answer that is no number
         return None
 
 

@@ -62,18 +62,32 @@ FUNCTIONS = ("sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "
 CONSTANTS = ("E", "pi")
 
 
-def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
+_OPERATIONS = {ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
+               ast.Div: ("/", operator.truediv)}  # fmt: skip
+
+
+def _text(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def arithmetic(answer: str, steps: list[str] | None = None) -> tuple[Fraction, list[int]] | None:
     """The exact value of an expression of + - * / and parentheses over integer literals, and those literals; None
-    for anything else (another operator, a decimal, a name, a division by zero, a text Python cannot parse).
+    for anything else (another operator, a decimal, a name, a division by zero, a text Python cannot parse). It is
+    parsed, never run. ``steps``, when given, receives each operation on computed values as it is done (a sign before
+    a number is part of the number).
 
     >>> arithmetic("(6 - 2) * 6"), arithmetic("1.5*2"), arithmetic("7 // 2"), arithmetic("1/0")
     ((Fraction(24, 1), [6, 2, 6]), None, None, None)
+    >>> steps = []
+    >>> arithmetic("-15 / 5 + -( -2 * 4 )", steps)[0], steps
+    (Fraction(5, 1), ['-15 / 5 = -3', '-2 * 4 = -8', '-(-8) = 8', '-3 + 8 = 5'])
     """
     try:
         tree = ast.parse(answer.strip(), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):  # ValueError: a NUL byte
         return None
     literals: list[int] = []
+    record = steps.append if steps is not None else lambda step: None
 
     def value(node: ast.AST) -> Fraction:
         if isinstance(node, ast.Constant) and type(node.value) is int:
@@ -81,13 +95,16 @@ def arithmetic(answer: str) -> tuple[Fraction, list[int]] | None:
             return Fraction(node.value)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
             inner = value(node.operand)
-            return -inner if isinstance(node.op, ast.USub) else inner
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            result, sign = (-inner, "-") if isinstance(node.op, ast.USub) else (inner, "+")
+            if not isinstance(node.operand, ast.Constant):
+                record(f"{sign}({_text(inner)}) = {_text(result)}")
+            return result
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATIONS:
             left, right = value(node.left), value(node.right)
-            if isinstance(node.op, ast.Div):
-                return left / right  # ZeroDivisionError: no value
-            return left + right if isinstance(node.op, ast.Add) else left - right if isinstance(node.op, ast.Sub) \
-                else left * right  # fmt: skip
+            symbol, apply = _OPERATIONS[type(node.op)]
+            result = apply(left, right)  # ZeroDivisionError: no value
+            record(f"{_text(left)} {symbol} {_text(right)} = {_text(result)}")
+            return result
         raise ValueError("not + - * / over integers")
 
     try:
