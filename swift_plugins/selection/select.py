@@ -22,6 +22,7 @@ import itertools
 import json
 import tempfile
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ class Selection:
     kept: int
     band: str
     sampling: dict[str, Any]
-    solve_counts: dict[str, int]
+    solve_counts: dict[str, int]  # rows by how many of their answers are right (a repeated row counts each time)
     seconds: float  # wall time of the evaluation
     cpu_seconds: float  # CPU time of swift infer's processes
     completions: int
@@ -112,7 +113,7 @@ def select_rows(
         asked = candidates if limit is None else Path(scratch) / "candidates.jsonl"
         if limit is not None:
             write_rows(rows, asked)
-        report = evaluate(model, asked, evaluation, task=task, sampling=sampling, quiet=True, **options)
+        evaluate(model, asked, evaluation, task=task, sampling=sampling, quiet=True, **options)
     seconds, cpu = time.monotonic() - started, children_cpu_seconds() - before
     answers = [row["solved"] for _, row in read_rows(evaluation / "results.jsonl")]
     solved = answers[:: band.samples]
@@ -120,11 +121,13 @@ def select_rows(
         raise DataError(f"{evaluation}: {len(answers)} answers for {len(rows)} rows of {band.samples} samples each")
     kept = [row for row, count in zip(rows, solved, strict=True) if band.keeps(count)]
     print(histogram(solved, band))
+    # the rows' own counts, which the band judged (the evaluation's report pools a question that repeats)
+    counts = {str(count): rows_solved for count, rows_solved in sorted(Counter(solved).items())}
     if not kept:
-        raise DataError(f"no row of {candidates} was solved {band.describe()} times ({report['solve_counts']}): "
+        raise DataError(f"no row of {candidates} was solved {band.describe()} times ({counts}): "
                         "widen the band, raise --samples or --temperature, or give other candidates")  # fmt: skip
     write_rows(kept, out)
-    selection = Selection(len(rows), len(kept), band.describe(), asdict(sampling), report["solve_counts"],
-                          round(seconds, 1), round(cpu, 1), len(answers))  # fmt: skip
+    selection = Selection(len(rows), len(kept), band.describe(), asdict(sampling), counts, round(seconds, 1),
+                          round(cpu, 1), len(answers))  # fmt: skip
     write_text(json.dumps(asdict(selection), indent=2) + "\n", out.with_name(f"{out.name}.selection.json"))
     return selection

@@ -12,8 +12,10 @@ import pytest
 
 from swift_plugins.core.errors import DataError, SettingError
 from swift_plugins.gym.generator import generate
+from swift_plugins.selection import select
 from swift_plugins.selection.band import Band, histogram
 from swift_plugins.selection.select import check_paths, prompt_keys
+from swift_plugins.tools.evaluate import Sampling
 
 from ..helpers import REPO
 
@@ -57,6 +59,25 @@ def test_the_output_is_never_the_candidates_or_a_held_out_file(tmp_path, countdo
     with pytest.raises(SettingError, match="never writes held-out rows"):
         check_paths("countdown", train, other, other)
     assert check_paths("countdown", train, tmp_path / "kept.jsonl", None) == test  # the sibling is kept apart
+
+
+def test_a_repeated_candidate_is_counted_per_row_as_the_band_judges_it(tmp_path, countdown_rows, monkeypatch):
+    """Two copies of one puzzle, each solved 6 of 8 times: both kept, and the report counts two rows solved 6 times,
+    as the histogram does, not the one question solved 12 of 16 times that the evaluation's report pools."""
+    candidates = _write(tmp_path / "train.jsonl", [countdown_rows[0], countdown_rows[0], countdown_rows[1]])
+
+    def evaluate(model, asked, out, **options):  # swift infer's answers, each result row with its row's count
+        out.mkdir()
+        _write(out / "results.jsonl", [{"solved": solved} for solved in (6, 6, 0) for _ in range(8)])
+        return {"solve_counts": {"0": 1, "12": 1}}  # what evaluate reports: answers pooled by question
+
+    monkeypatch.setattr(select, "evaluate", evaluate)
+    kept = tmp_path / "kept.jsonl"
+    selection = select.select_rows("model", candidates, kept, task="countdown", band=Band(samples=8),
+                                   sampling=Sampling(samples=8))
+    assert (selection.kept, selection.solve_counts) == (2, {"0": 1, "6": 2})
+    assert json.loads((tmp_path / "kept.jsonl.selection.json").read_text())["solve_counts"] == {"0": 1, "6": 2}
+    assert [json.loads(line) for line in kept.read_text().splitlines()] == [countdown_rows[0]] * 2
 
 
 def test_candidates_sharing_a_held_out_prompt_are_refused(tmp_path, countdown_rows):
