@@ -38,8 +38,8 @@ from swift_plugins.launch.recipes import build_plan
 from swift_plugins.launch.settings import Settings
 
 TESTS = Path(__file__).resolve().parent
-# How long a real run (training, a server, an evaluation) may take before it counts as hung: its idle time times 4
-# and more, as make test runs three lanes at once on 2 cores and each run gets a share of them.
+# How long a real run (training, a server, an evaluation, a fresh ms-swift) may take before it counts as hung: its
+# idle time times 4 and more, as make test runs three lanes at once on 2 cores and each run gets a share of them.
 RUN_TIMEOUT = 2400
 REPO = TESTS.parent
 SHELL = REPO / "shell"
@@ -364,7 +364,7 @@ def with_swift(program: str, payload: object) -> object:
         [sys.executable, "-c", SWIFT_PARSE + program, json.dumps(payload)],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=RUN_TIMEOUT,  # a fresh ms-swift import, on a machine the other lanes share
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
