@@ -136,7 +136,7 @@ def infer_results(repo, tiny_model, tmp_path_factory):
         "--result_path", str(out),
     ]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "MODELSCOPE_OFFLINE": "1"}
-    result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 

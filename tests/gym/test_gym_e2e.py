@@ -96,7 +96,7 @@ def test_evaluate_scores_the_checkpoint_as_gym_score_does(gym_smoke, tmp_path):
     run = subprocess.run([sys.executable, "-m", "swift_plugins", "evaluate", str(checkpoint), "--task",
                           "gym:basic_arithmetic", "--data", str(held_out), "--out", str(tmp_path / "eval"),
                           "--backend", "transformers", "--max-new-tokens", "16", "--quiet"],
-                         cwd=REPO, capture_output=True, text=True, timeout=600)  # fmt: skip
+                         cwd=REPO, capture_output=True, text=True, timeout=RUN_TIMEOUT)  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     examples = [json.loads(line) for line in (tmp_path / "eval" / "examples.jsonl").read_text().splitlines()]
     assert len(examples) == 16 and {example["dataset"] for example in examples} == {"basic_arithmetic"}

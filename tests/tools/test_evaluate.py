@@ -19,6 +19,8 @@ import pytest
 
 from swift_plugins.tools.evaluate import EvaluationError, Sampling, check_model, infer_command
 
+from ..helpers import RUN_TIMEOUT
+
 pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
 
 PROGRAM = "python -m swift_plugins evaluate"
@@ -26,7 +28,7 @@ OFFLINE = {**os.environ, "HF_HUB_OFFLINE": "1", "MODELSCOPE_OFFLINE": "1"}
 TINY = ["--", "--model_type", "qwen2", "--template", "qwen2_5", "--torch_dtype", "float32"]
 
 
-def evaluate(*args, cwd=None, timeout=600):
+def evaluate(*args, cwd=None, timeout=RUN_TIMEOUT):
     return subprocess.run(
         [sys.executable, "-m", "swift_plugins", "evaluate", *map(str, args)],
         capture_output=True,
