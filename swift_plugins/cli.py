@@ -61,6 +61,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             task=args.task,
             backend=args.backend,
             sampling=sampling,
+            limit=args.limit,
             quiet=args.quiet,
             max_new_tokens=args.max_new_tokens,
             batch_size=args.batch_size,
@@ -144,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands, "evaluate", "swift infer on a held-out file of a task (greedy, or N samples a row), then score", _task
     )
     ev.add_argument("--data", type=Path, required=True, help="held-out rows of the task (e.g. a .test.jsonl file)")
+    ev.add_argument("--limit", type=int_at_least(1), help="evaluate the first LIMIT rows of --data only")
     ev.add_argument(
         "--out",
         type=Path,

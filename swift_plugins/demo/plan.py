@@ -112,6 +112,7 @@ class Scale:
     select_samples: int = 0  # before GRPO, answers to each candidate row (0: GRPO on every training row)
     select_limit: int = 0  # the candidates: the first this many training rows (0: every one)
     completion_cap: int | None = None  # the most tokens a completion has, whatever the task's own length
+    base_limit: int = 0  # the base model answers the first this many held-out rows (0: every one)
     bf16: bool = False  # GRPO in bfloat16 autocast over the float32 weights, on a CPU with AVX-512
 
 
@@ -122,7 +123,7 @@ SCALES = {
         "cpu", 16, 500, 1, 50,
         ("--per_device_train_batch_size", "32", "--use_cpu", "true", "--lr_scheduler_type", "constant"),
         ("--vllm_max_model_len", "512", *EAGER),
-        select_samples=8, select_limit=160, completion_cap=256, bf16=True,
+        select_samples=8, select_limit=160, completion_cap=256, bf16=True, base_limit=100,
     ),
     # The one-H100 run of the README: 64 completions a step, float32; a third of the card is ample for vLLM.
     "gpu": Scale(
@@ -249,11 +250,18 @@ class DemoPlan:
     def package(self, module: str, *argv: str, log: str, title: str) -> Command:
         return Command(title, OFFLINE_ENV, (self.python, "-m", module, *argv), str(self.output_dir / log))
 
-    def evaluate_command(self, model: Path, out: Path) -> Command:
-        """Greedy ``evaluate`` of ``model`` on the held-out rows into ``out`` (vLLM where it is installed)."""
+    @property
+    def base_puzzles(self) -> int:
+        """The held-out rows the base model answers: the first ones (it answers in prose: 0 of 500 at CPU scale)."""
+        return min(self.scale.base_limit or self.eval_puzzles, self.eval_puzzles)
+
+    def evaluate_command(self, model: Path, out: Path, limit: int | None = None) -> Command:
+        """Greedy ``evaluate`` of ``model`` on the held-out rows (the first ``limit``) into ``out`` (vLLM where it
+        is installed)."""
         return self.package(
             "swift_plugins", "evaluate", str(model), "--task", self.task.name, "--data", str(self.held_out),
-            "--out", str(out), "--max-new-tokens", str(self.task.completion_tokens),
+            *(("--limit", str(limit)) if limit else ()), "--out", str(out),
+            "--max-new-tokens", str(self.task.completion_tokens),
             "--batch-size", str(self.scale.eval_batch), "--quiet", "--", *MODEL_ARGS,
             log=f"eval/{out.name}.log", title=f"evaluate {out.name}",
         )  # fmt: skip
@@ -337,7 +345,8 @@ def stages(plan: DemoPlan) -> list[Stage]:
     data, evals, task, unit = plan.data, plan.output_dir / "eval", plan.task, plan.task.unit
     grpo = {f"grpo-{step}": plan.output_dir / "grpo" / f"checkpoint-{step}" for step in plan.checkpoint_steps()}
     models = {"base": plan.model, "sft": plan.sft_checkpoint, **grpo}
-    evaluations = {name: plan.evaluate_command(model, evals / name) for name, model in models.items()}
+    limits = {"base": plan.base_puzzles if plan.base_puzzles < plan.eval_puzzles else None}
+    evaluations = {name: plan.evaluate_command(model, evals / name, limits.get(name)) for name, model in models.items()}
     final = f"grpo-{plan.grpo_steps}"
 
     def evaluation(*names: str) -> tuple[Command, ...]:
@@ -355,7 +364,7 @@ def stages(plan: DemoPlan) -> list[Stage]:
             plan.package(*task.generate(task.train_rows, plan.eval_puzzles, plan.seed, plan.rows),
                          log="data.log", title=unit),
             plan.package(*task.sft_data(plan.rows, data / "sft.jsonl"), log="data.log", title=task.answers))),
-        Stage(f"evaluate the base model on {plan.eval_puzzles} held-out {unit}", evaluation("base"),
+        Stage(f"evaluate the base model on {plan.base_puzzles} held-out {unit}", evaluation("base"),
               scores=(evals / "base",)),
         Stage(f"swift sft: {plan.sft_steps} cold-start steps -> {plan.output_dir / 'sft'}",
               (plan.swift("sft", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.model),

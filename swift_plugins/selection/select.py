@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -109,11 +108,7 @@ def select_rows(
     rows = [row for _, row in itertools.islice(read_rows(candidates), limit)]
     evaluation = out.with_name(f"{out.name}.selection")
     started, before = time.monotonic(), children_cpu_seconds()
-    with tempfile.TemporaryDirectory(prefix="select-") as scratch:
-        asked = candidates if limit is None else Path(scratch) / "candidates.jsonl"
-        if limit is not None:
-            write_rows(rows, asked)
-        evaluate(model, asked, evaluation, task=task, sampling=sampling, quiet=True, **options)
+    evaluate(model, candidates, evaluation, task=task, sampling=sampling, limit=limit, quiet=True, **options)
     seconds, cpu = time.monotonic() - started, children_cpu_seconds() - before
     answers = [row["solved"] for _, row in read_rows(evaluation / "results.jsonl")]
     solved = answers[:: band.samples]

@@ -4,8 +4,10 @@ Each stage (base model, SFT checkpoint, GRPO checkpoint, …) is an :func:`.eval
 folder of any task: ``examples.jsonl`` holds each scored answer with the ``key`` of its prompt (a Countdown
 puzzle, a GSM8K question): one greedy answer a prompt, or N sampled ones. A stage's rate is its accuracy over
 prompts (with N samples: pass@1, each prompt's share of right answers); the change between two stages is paired by
-prompt. The intervals are :mod:`swift_plugins.core.intervals`'s: Wilson and Newcombe's paired interval for greedy
-answers, t intervals over prompts for sampled ones. Stages answered differently (greedy against sampled, or with
+prompt. A stage may answer a part of the others' prompts (the base model its first rows: ``evaluate --limit``):
+its rates are over its prompts, and each change is paired on the prompts both stages answered. The intervals are
+:mod:`swift_plugins.core.intervals`'s: Wilson and Newcombe's paired interval for greedy answers, t intervals over
+prompts for sampled ones. Stages answered differently (greedy against sampled, or with
 different numbers of samples) are refused: their rates are not the same measure.
 
 >>> from tempfile import mkdtemp
@@ -60,31 +62,34 @@ def _answers_per_prompt(name: str, outcomes: dict[str, list[tuple[bool, bool]]])
 def compare(stages: dict[str, Path]) -> dict[str, Any]:
     """Rates with intervals per stage, and the paired change of each stage over the one before it."""
     outcomes = {name: _outcomes(Path(folder)) for name, folder in stages.items()}
-    prompts = set.intersection(*(set(result) for result in outcomes.values()))
-    if any(set(result) != prompts for result in outcomes.values()):
-        raise DataError("the evaluations are not of the same prompts: evaluate every stage on one --data file")
+    prompts = set(max(outcomes.values(), key=len))
+    if any(not set(result) <= prompts for result in outcomes.values()):
+        raise DataError("the evaluations are not of the same prompts: evaluate every stage on one --data file "
+                        "(a stage may answer its first rows only: evaluate --limit)")  # fmt: skip
     per_prompt = {name: _answers_per_prompt(name, result) for name, result in outcomes.items()}
     if len(set(per_prompt.values())) > 1:
         made = ", ".join(f"{name} {count}" for name, count in per_prompt.items())
         raise DataError(f"the stages answered each prompt a different number of times ({made}): compare stages "
                         "evaluated the same way (greedy, or the same --samples)")  # fmt: skip
-    order = sorted(prompts)
-    rates = {
-        name: {metric: [sum(a[index] for a in result[p]) / len(result[p]) for p in order]
-               for metric, index in (("accuracy", 0), ("format_rate", 1))}
-        for name, result in outcomes.items()
-    }  # fmt: skip
+
+    def rates(name: str, order: list[str]) -> dict[str, list[float]]:
+        result = outcomes[name]
+        return {metric: [sum(a[index] for a in result[p]) / len(result[p]) for p in order]
+                for metric, index in (("accuracy", 0), ("format_rate", 1))}  # fmt: skip
+
     samples = next(iter(per_prompt.values()))
-    table: dict[str, Any] = {"prompts": len(order), "samples_per_prompt": samples, "stages": {}, "changes": {}}
-    for name, rate in rates.items():
-        answers = [answer for p in order for answer in outcomes[name][p]]
-        row = table["stages"][name] = {"correct": sum(a[0] for a in answers), "formatted": sum(a[1] for a in answers)}
+    table: dict[str, Any] = {"prompts": len(prompts), "samples_per_prompt": samples, "stages": {}, "changes": {}}
+    for name, result in outcomes.items():
+        answers = [answer for p in result for answer in result[p]]
+        row = table["stages"][name] = {"prompts": len(result), "correct": sum(a[0] for a in answers),
+                                       "formatted": sum(a[1] for a in answers)}  # fmt: skip
+        for metric, values in rates(name, sorted(result)).items():
+            row[metric], row[f"{metric}_ci95"] = rate_interval(values)
+    for before, after in pairwise(outcomes):
+        shared = sorted(set(outcomes[before]) & set(outcomes[after]))  # each change paired on the prompts both answered
+        change = table["changes"][f"{after} - {before}"] = {"prompts": len(shared)}
         for metric in ("accuracy", "format_rate"):
-            row[metric], row[f"{metric}_ci95"] = rate_interval(rate[metric])
-    for before, after in pairwise(rates):
-        change = table["changes"][f"{after} - {before}"] = {}
-        for metric in ("accuracy", "format_rate"):
-            difference, interval = paired_change(rates[before][metric], rates[after][metric])
+            difference, interval = paired_change(rates(before, shared)[metric], rates(after, shared)[metric])
             change[metric] = {"difference": difference, "ci95": interval}
     return table
 
@@ -101,8 +106,11 @@ def format_markdown(table: dict[str, Any]) -> str:
     """The comparison as a Markdown table (rates in percent, 95% intervals in brackets)."""
     samples = table.get("samples_per_prompt", 1)
     answers = "one greedy answer each" if samples == 1 else f"{samples} sampled answers each, pass@1"
+    part = [f"{name} on {row['prompts']} of them" for name, row in table["stages"].items()
+            if row["prompts"] < table["prompts"]]  # fmt: skip
     lines = [
-        f"Held-out prompts: {table['prompts']}, {answers}; 95% intervals in brackets.",
+        f"Held-out prompts: {table['prompts']}{''.join(f' ({text})' for text in part)}, {answers}; "
+        "95% intervals in brackets.",
         "",
         "| stage | format rate | accuracy |",
         "|---|---|---|",
@@ -110,7 +118,7 @@ def format_markdown(table: dict[str, Any]) -> str:
     for name, row in table["stages"].items():
         lines.append(
             f"| {name} | {_percent(row['format_rate'])} {_interval(row['format_rate_ci95'])} "
-            f"| {_percent(row['accuracy'])} ({row['correct']}/{table['prompts'] * samples}) "
+            f"| {_percent(row['accuracy'])} ({row['correct']}/{row['prompts'] * samples}) "
             f"{_interval(row['accuracy_ci95'])} |"
         )
     if table["changes"]:

@@ -28,6 +28,7 @@ only if it is empty or holds a previous evaluation's files and nothing else.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -266,11 +267,12 @@ def evaluate(
     task: str = "countdown",
     backend: str | None = None,
     sampling: Sampling = GREEDY,
+    limit: int | None = None,
     quiet: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
-    """Run ``swift infer`` on ``task``'s ``data`` file (``sampling.samples`` answers a row), score the answers and
-    return the report.
+    """Run ``swift infer`` on ``task``'s ``data`` file (its first ``limit`` rows, if given; ``sampling.samples``
+    answers a row), score the answers and return the report.
 
     ``options`` go to :func:`infer_command`; ``max_new_tokens`` defaults to the task's training completion length
     (answers as long as training allowed). swift's output goes to ``out_dir/infer.log`` if ``quiet``, else to the
@@ -287,7 +289,7 @@ def evaluate(
     backend = backend or default_backend()
     try:
         with atomic_folder(out_dir) as work, tempfile.TemporaryDirectory(prefix="evaluate-") as scratch:
-            asked = _repeated(data, sampling.samples, Path(scratch)) if sampling.samples > 1 else Path(data)
+            asked = _asked(data, sampling.samples, limit, Path(scratch))
             results, log = work / "results.jsonl", work / "infer.log" if quiet else None
             command = infer_command(model, str(asked), str(results), backend=backend, sampling=sampling, **options)
             status = _run(command, log)
@@ -302,6 +304,8 @@ def evaluate(
             rows = with_data_columns(read_rows(results), asked, spec.result_columns)
             samples = scoring.samples_from_rows((where.replace(str(results), final, 1), row) for where, row in rows)
             report = {"model": str(model), "task": task, "data": str(data), "backend": backend}
+            if limit is not None:
+                report["limit"] = limit
             if not sampling.greedy:
                 report["sampling"] = asdict(sampling)
             report.update(scoring.score_samples(samples))
@@ -316,10 +320,13 @@ def evaluate(
     return report
 
 
-def _repeated(data: str | Path, times: int, folder: Path) -> Path:
-    """``data``'s rows, each ``times`` times in a row, as one jsonl file in ``folder``: one run asks them all."""
+def _asked(data: str | Path, times: int, limit: int | None, folder: Path) -> Path:
+    """``data``'s rows (its first ``limit``, if given), each ``times`` times in a row, as one jsonl file in
+    ``folder``: one run asks them all; ``data`` itself when that is every row once."""
+    if times == 1 and limit is None:
+        return Path(data)
     path = folder / "asked.jsonl"
-    write_jsonl((row for _, row in read_rows(data) for _ in range(times)), path)
+    write_jsonl((row for _, row in itertools.islice(read_rows(data), limit) for _ in range(times)), path)
     return path
 
 

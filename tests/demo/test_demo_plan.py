@@ -64,6 +64,7 @@ def test_gpu_plan_replays_the_measured_h100_run_and_parses_with_swift():
     assert evaluated == ["base", "sft", "grpo-50", "grpo-100", "grpo-150"]
     assert all(argv[argv.index("--data") + 1] == str(demo.held_out) for argv in found["evaluate"])
     assert found["evaluate"][-1][0] == "/demo/grpo/checkpoint-150"  # swift writes no version folder
+    assert not any("--limit" in argv for argv in found["evaluate"])  # a GPU evaluates the base model on all 500
     assert [stage.split("=")[0] for stage in found["compare"][:3]] == ["base", "sft", "grpo-150"]
     assert unknown_to_swift(swift_pairs(found)) == []
 
@@ -87,6 +88,10 @@ def test_cpu_plan_generates_with_vllms_cpu_build_in_eager_mode():
     # bfloat16 autocast on CPU needs transformers told it trains there; SFT stays float32
     assert (rlhf.value("bf16"), rlhf.value("use_cpu"), found["sft"].value("bf16")) == ("true", "true", "false")
     assert Path(found["evaluate"][-1][found["evaluate"][-1].index("--out") + 1]).name == f"grpo-{demo.grpo_steps}"
+    # the base model, which answers in prose, on the first 100 of the 500 held-out puzzles; the others on all
+    base = build_parser().parse_args(["evaluate", *found["evaluate"][0][: found["evaluate"][0].index("--")]])
+    assert (base.limit, base.data, Flags(found["generate"]).value("test-size")) == (100, demo.held_out, "500")
+    assert ["--limit" in argv for argv in found["evaluate"]] == [True, False, False]
     assert unknown_to_swift(swift_pairs(found)) == []
 
 

@@ -91,10 +91,29 @@ def test_compare_pairs_gsm8k_evaluations_by_question(tmp_path):
 
 
 def test_compare_refuses_evaluations_of_different_prompts(tmp_path):
-    base = _evaluation(tmp_path / "base", [(False, False)] * 5)
+    base = _evaluation(tmp_path / "base", [(False, False)] * 6)
     sft = _evaluation(tmp_path / "sft", [(False, False)] * 6)
+    examples = sft / "examples.jsonl"  # the same count, but one prompt that base never answered
+    rows = [json.loads(line) for line in examples.read_text().splitlines()]
+    write_jsonl([*rows[:-1], {**rows[-1], "key": [99, 1, 2, 102]}], examples)
     with pytest.raises(DataError, match="not of the same prompts"):
         compare({"base": base, "sft": sft})
+
+
+def test_a_stage_on_the_first_prompts_is_paired_on_those(tmp_path):
+    # the base model on the first 10 of 40 prompts (evaluate --limit), as the demo evaluates it
+    base = _evaluation(tmp_path / "base", [(False, False)] * 10)
+    sft = _evaluation(tmp_path / "sft", [(True, True)] * 5 + [(False, True)] * 5 + [(False, True)] * 30)
+    grpo = _evaluation(tmp_path / "grpo", [(True, True)] * 20 + [(False, True)] * 20)
+    table = compare({"base": base, "sft": sft, "grpo": grpo})
+    assert table["prompts"] == 40 and [row["prompts"] for row in table["stages"].values()] == [10, 40, 40]
+    assert table["stages"]["sft"]["accuracy"] == 5 / 40  # each stage's rate over its own prompts
+    sft_change, grpo_change = table["changes"]["sft - base"], table["changes"]["grpo - sft"]
+    assert (sft_change["prompts"], sft_change["accuracy"]["difference"]) == (10, 0.5)  # on base's 10 prompts
+    assert (grpo_change["prompts"], grpo_change["accuracy"]["difference"]) == (40, 15 / 40)
+    markdown = format_markdown(table)
+    assert markdown.startswith("Held-out prompts: 40 (base on 10 of them), one greedy answer each")
+    assert "| base | 0.0% [0.0, 27.8] | 0.0% (0/10) [0.0, 27.8] |" in markdown
 
 
 def _sampled(folder: Path, right_per_puzzle: list[int], samples: int) -> Path:

@@ -254,13 +254,19 @@ def test_ctrl_c_stops_swift_prints_one_line_and_leaves_no_folder(tmp_path, tiny_
 def test_a_previous_evaluation_is_replaced_whole(evaluation, tiny_model, puzzles):
     before = (evaluation / "results.jsonl").read_text()
     (evaluation / "infer.log").unlink()  # the second run writes swift's output to the terminal instead
-    result = evaluate(tiny_model, "--task", "countdown", "--data", puzzles, "--out", evaluation,
+    result = evaluate(tiny_model, "--task", "countdown", "--data", puzzles, "--out", evaluation, "--limit", 3,
                       "--max-new-tokens", 8, "--backend", "transformers", *TINY)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert _folder_names(evaluation) == ["examples.jsonl", "results.jsonl", "score.json"]
     rows = [json.loads(line) for line in (evaluation / "results.jsonl").read_text().splitlines()]
     assert (evaluation / "results.jsonl").read_text() != before
     assert {row["completion_tokens"] for row in rows} == {8}
+    # --limit 3: the first 3 of the 4 rows, each answered once
+    examples = [json.loads(line) for line in (evaluation / "examples.jsonl").read_text().splitlines()]
+    assert [(example["nums"], example["target"]) for example in examples] == [
+        (row["nums"], row["target"]) for row in map(json.loads, puzzles.read_text().splitlines()[:3])]  # fmt: skip
+    report = json.loads((evaluation / "score.json").read_text())
+    assert report["limit"] == 3 and report["data"] == str(puzzles)
 
 
 @pytest.mark.e2e
