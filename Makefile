@@ -56,9 +56,10 @@ lint: install
 # Each test runs once where its outcome cannot differ: the CPU stack runs all but the server path (its venv has no
 # DeepSpeed); vLLM 0.23's stack runs the tests marked stack (their outcome depends on the installed ms-swift, vLLM,
 # transformers or torch) with the server path (DeepSpeed from its lock); vLLM 0.11's the real vLLM tests. The three
-# lanes run TEST_JOBS at a time (1: one after the other), and the CPU stack's tests on CPU_WORKERS pytest-xdist
-# workers, a file to a worker (its fixtures, a training run among them, are built once): much of each test waits on
-# imports and processes, which another lane fills. Each stage prints its time as it ends, make test its total.
+# lanes run TEST_JOBS at a time (1: one after the other), and the CPU stack's and vLLM 0.23's stack's tests on
+# CPU_WORKERS pytest-xdist workers each, a file to a worker (its fixtures, a training run among them, are built once):
+# much of each test waits on imports and processes, which another lane fills, and the lane that ends last still uses
+# both cores. Each stage prints its time as it ends, make test its total.
 TEST_JOBS ?= 3
 CPU_WORKERS ?= 2
 # OpenMP threads (torch's, vLLM's) spin while they wait by default, holding a core another lane's process needs: two
@@ -121,7 +122,7 @@ KEEP_STACK_VENVS ?= 1
 	touch $@
 
 test-vllm0.23: .venv-vllm0.23/.installed
-	.venv-vllm0.23/bin/pytest -m stack
+	.venv-vllm0.23/bin/pytest -m stack -n $(CPU_WORKERS) --dist loadfile
 	[ "$(KEEP_STACK_VENVS)" = 1 ] || rm -rf .venv-vllm0.23
 
 # The GSM8K 3-GPU and the multi-node recipes' server path on this CPU, as the 3-GPU one runs in test-vllm0.23:

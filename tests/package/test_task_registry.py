@@ -145,6 +145,7 @@ def run_in(root: Path, *argv: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.stack  # the plugin registers the task with the installed ms-swift, whose reward registry scores it
 def test_a_third_task_is_one_subpackage_and_one_registry_line(copy_with_echo):
     result = run_in(copy_with_echo, "-c", THROUGH_THE_TASK, str(copy_with_echo / "echo.jsonl"))
     assert result.returncode == 0, result.stderr[-3000:]
