@@ -244,6 +244,12 @@ def process_gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
+# Waits for a process to start or stop: generous, as the three lanes of make test share the cores (a passing wait ends
+# when its predicate holds); a launcher with its preflight took over 10 s to say ready under that load.
+START_WAIT = 120.0
+STOP_WAIT = 30.0
+
+
 def wait_until(predicate: Callable[[], object], timeout: float = 8.0, interval: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -481,7 +487,7 @@ class Sandbox:
         path = self.state / f"{name}.json"
         return json.loads(path.read_text()) if path.exists() else None
 
-    def wait_record(self, name: str, timeout: float = 8.0) -> dict:
+    def wait_record(self, name: str, timeout: float = START_WAIT) -> dict:
         assert wait_until(lambda: self.record(name) is not None, timeout), f"{name} never started"
         return self.record(name)
 
@@ -492,7 +498,7 @@ class Sandbox:
         """No stand-in started, no output folder written."""
         assert not self.started_pids() and not self.out.exists()
 
-    def assert_all_stopped(self, timeout: float = 5.0) -> None:
+    def assert_all_stopped(self, timeout: float = STOP_WAIT) -> None:
         for pid in self.started_pids():
             assert wait_until(lambda pid=pid: process_gone(pid), timeout), f"pid {pid} still running"
 

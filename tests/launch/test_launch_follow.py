@@ -18,7 +18,7 @@ from swift_plugins.watch.live import STOPPED, WatchStopped, stopped_since, watch
 from swift_plugins.watch.rules import Thresholds
 
 from .. import helpers
-from ..helpers import kept_signal_handlers, wait_until
+from ..helpers import START_WAIT, kept_signal_handlers, wait_until
 
 # A child that starts a grandchild in a session of its own (as torchrun does with its workers), then waits.
 TREE = """
@@ -43,7 +43,7 @@ def test_stop_ends_the_whole_tree_with_term(tmp_path):
     said = helpers.console()
     with Children(said, grace=5) as children:
         root = children.start_process([sys.executable, "-c", TREE], dict(os.environ), log)
-        assert wait_until(lambda: "started" in log.read_text(), 10)
+        assert wait_until(lambda: "started" in log.read_text(), START_WAIT)
         tree = live_tree({root.pid})
         assert len(tree) == 2 and root.pid in tree
     assert not live_tree(tree)
@@ -55,7 +55,7 @@ def test_kill_after_the_grace_period(tmp_path):
     said = helpers.console()
     with Children(said, grace=1) as children:
         stubborn = children.start_process([sys.executable, "-c", IGNORES_TERM], None, log)
-        assert wait_until(lambda: "ready" in log.read_text(), 10)
+        assert wait_until(lambda: "ready" in log.read_text(), START_WAIT)
     assert stubborn.returncode == -9 and "sending SIGKILL" in said.stream.getvalue()
 
 

@@ -30,6 +30,8 @@ from ..helpers import (
     PLUGIN,
     REPO,
     SHELL,
+    START_WAIT,
+    STOP_WAIT,
     Sandbox,
     assert_refused,
     flag,
@@ -235,7 +237,7 @@ def test_multinode_train_times_out_without_server(sandbox):
 
 def test_multinode_rollout_then_train(sandbox):
     server = sandbox.start("countdown_multinode.sh", ROLE="rollout", ROLLOUT_GPUS="0,1", ROLLOUT_BIND_HOST="127.0.0.1")
-    assert wait_until(lambda: "ready" in server.err_path.read_text(), 10), server.err_path.read_text()
+    assert wait_until(lambda: "ready" in server.err_path.read_text(), START_WAIT), server.err_path.read_text()
     rollout = sandbox.record("rollout")
     assert rollout["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
     assert flag(rollout["argv"], "--vllm_data_parallel_size") == "2"
@@ -253,7 +255,7 @@ def test_multinode_rollout_then_train(sandbox):
 
     assert server.poll() is None  # the server outlives the trainers until stopped
     os.killpg(server.pid, signal.SIGINT)
-    assert server.wait(timeout=10) == 130
+    assert server.wait(timeout=STOP_WAIT) == 130
     assert "received SIGINT, stopping" in server.err_path.read_text()
     sandbox.assert_all_stopped()
 
@@ -273,9 +275,9 @@ def test_3gpu_signals_stop_everything(sandbox, how):
     else:  # kill <launcher pid>
         os.kill(proc.pid, signal.SIGTERM)
         expected = 143
-    assert proc.wait(timeout=10) == expected, proc.err_path.read_text()
-    assert wait_until(lambda: process_gone(rollout_pid), 5)
-    assert wait_until(lambda: process_gone(trainer_pid), 5)
+    assert proc.wait(timeout=STOP_WAIT) == expected, proc.err_path.read_text()
+    assert wait_until(lambda: process_gone(rollout_pid), STOP_WAIT)
+    assert wait_until(lambda: process_gone(trainer_pid), STOP_WAIT)
     sandbox.assert_all_stopped()
 
 
@@ -283,8 +285,8 @@ def test_3gpu_sigterm_during_health_wait_stops_rollout(sandbox):
     proc = sandbox.start("countdown_3gpu.sh", FAKE_ROLLOUT_MODE="hang", ROLLOUT_TIMEOUT=60)
     rollout_pid = sandbox.wait_record("rollout")["pid"]
     os.kill(proc.pid, signal.SIGTERM)
-    assert proc.wait(timeout=10) == 143
-    assert wait_until(lambda: process_gone(rollout_pid), 5)
+    assert proc.wait(timeout=STOP_WAIT) == 143
+    assert wait_until(lambda: process_gone(rollout_pid), STOP_WAIT)
     assert sandbox.record("rlhf-cli") is None
     sandbox.assert_all_stopped()
 
@@ -301,8 +303,8 @@ def test_1gpu_sigterm_stops_trainer(sandbox):
     proc = sandbox.start("countdown_1gpu.sh", FAKE_TRAIN_MODE="sleep")
     trainer_pid = sandbox.wait_record("rlhf")["pid"]
     os.kill(proc.pid, signal.SIGTERM)
-    assert proc.wait(timeout=10) == 143
-    assert wait_until(lambda: process_gone(trainer_pid), 5)
+    assert proc.wait(timeout=STOP_WAIT) == 143
+    assert wait_until(lambda: process_gone(trainer_pid), STOP_WAIT)
     sandbox.assert_all_stopped()
 
 

@@ -12,7 +12,7 @@ from swift_plugins.watch.live import FATAL_STATUS, STOPPED, LiveWatch, WatchStop
 from swift_plugins.watch.rules import Thresholds
 from swift_plugins.watch.server import ServerLogReader, failed_loads
 
-from ..helpers import DATA, wait_until
+from ..helpers import DATA, START_WAIT, wait_until
 
 FAILED_LOAD = DATA / "rollout_failed_load.log"
 STEPS = "".join(f'{{"loss": 0.1, "reward": 0.5, "global_step/max_steps": "{step}/9"}}\n' for step in (1, 2))
@@ -76,7 +76,7 @@ def test_a_training_node_watches_the_shared_rollout_log_from_its_own_start(sandb
     """The multi-node recipe's rollout host outlives training runs: a failed load an earlier run left in its log is
     not this run's; one written while this node trains stops it (OUTPUT_DIR shared, as docs/recipes.md advises)."""
     server = sandbox.start("countdown_multinode.sh", ROLE="rollout", ROLLOUT_BIND_HOST="127.0.0.1")
-    assert wait_until(lambda: "ready" in server.err_path.read_text(), 10), server.err_path.read_text()
+    assert wait_until(lambda: "ready" in server.err_path.read_text(), START_WAIT), server.err_path.read_text()
     with (sandbox.out / "rollout.log").open("a") as log:
         log.write(FAILED_LOAD.read_text())  # an earlier training run's failure
     node = {"ROLE": "train", "ROLLOUT_HOST": "127.0.0.1", "TRAIN_GPUS": "0", "FAKE_TRAIN_LOG": "2"}
@@ -84,7 +84,8 @@ def test_a_training_node_watches_the_shared_rollout_log_from_its_own_start(sandb
     assert healthy.returncode == 0 and "stale-server" not in healthy.stderr, healthy.stderr
 
     trainer = sandbox.start("countdown_multinode.sh", FAKE_TRAIN_MODE="sleep", **node)
-    assert wait_until(lambda: len(list(sandbox.out.glob("v*/logging.jsonl"))) == 2, 30), trainer.err_path.read_text()
+    logs = sandbox.out.glob
+    assert wait_until(lambda: len(list(logs("v*/logging.jsonl"))) == 2, START_WAIT), trainer.err_path.read_text()
     with (sandbox.out / "rollout.log").open("a") as log:
         log.write(FAILED_LOAD.read_text())  # this run's
     assert trainer.wait(timeout=60) == FATAL_STATUS, trainer.err_path.read_text()
