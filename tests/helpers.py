@@ -7,6 +7,8 @@
 - :func:`make_checkpoint`: an ms-swift checkpoint folder, complete or cut short.
 - :func:`settings`, :func:`plan`, :func:`console`: a recipe's settings and plan from an environment, in this process.
 - :func:`free_port`, :func:`busy_port`, :func:`process_gone`, :func:`wait_until`.
+- :func:`real_run`, :func:`run_real`: a real training or inference run, within the machine's memory (slots shared
+  by every lane of make test).
 - :class:`Sandbox`: the stand-ins of tests/stand_ins (``swift``, ``nvidia-smi``, the modules swift's interpreter
   imports) on PATH, free ports, an output folder; a recipe runs as a process (:meth:`Sandbox.run`: its
   shell/ script) or in this process (:meth:`Sandbox.launch`: the launcher's ``main``, the same code the script
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.util
 import io
 import json
@@ -25,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -111,6 +115,52 @@ def free_port() -> int:
             return port
 
 
+# Real runs at once, machine-wide: make test's lanes (and their workers) would otherwise start five at a time, and a
+# training process was killed for memory (24 GiB). A run holds slots while it runs; the server path, a vLLM server
+# beside two ZeRO-3 trainers, holds two.
+RUN_SLOTS = 3
+SLOT_FOLDER = Path(tempfile.gettempdir()) / "swift-plugins-test-slots"
+
+
+@contextlib.contextmanager
+def real_run(slots: int = 1) -> Iterator[None]:
+    """Hold ``slots`` of the machine's :data:`RUN_SLOTS` (file locks, released when the process ends) meanwhile.
+
+    A run of one slot takes any free one without waiting while it holds none, and a run of more takes them in order,
+    so two runs never wait on each other."""
+    SLOT_FOLDER.mkdir(exist_ok=True)
+    held: list = []
+    try:
+        while len(held) < slots:
+            if slots > 1:
+                handle = (SLOT_FOLDER / f"slot{len(held)}").open("w")
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                held.append(handle)
+                continue
+            for index in range(RUN_SLOTS):
+                handle = (SLOT_FOLDER / f"slot{index}").open("w")
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    handle.close()
+                    continue
+                held.append(handle)
+                break
+            else:
+                time.sleep(1)
+        yield
+    finally:
+        for handle in held:
+            handle.close()
+
+
+def run_real(command: Sequence[str], slots: int = 1, **options) -> subprocess.CompletedProcess:
+    """``subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT, **options)`` in
+    :func:`real_run`."""
+    with real_run(slots):
+        return subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT, **options)
+
+
 SYNC_PROBE = TESTS / "plugins" / "sync_probe.py"
 NCCL_STAND_IN = STAND_INS / "nccl"  # sitecustomize.py: NCCL's part of the weight sync, on a CPU (tests only)
 TIE = 1e-3  # log-probabilities this close are a tie that float noise may break either way
@@ -130,7 +180,7 @@ def run_cpu_smoke(out: Path, *extra: str, **settings: str) -> subprocess.Complet
     }
     plugins = ["--external_plugins", str(REPO / "swift_plugins" / "plugin.py"), str(SYNC_PROBE)]
     command = ["bash", str(REPO / "shell" / "countdown_cpu_smoke.sh"), *plugins, *extra]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    return run_real(command, env=env)
 
 
 def server_smoke_env(out: Path, **env: str) -> dict[str, str]:
@@ -171,7 +221,7 @@ def run_server_smoke(
     over gloo through the NCCL stand-in; :func:`server_trainer_flags`, then ``extra`` swift rlhf flags."""
     command = ["bash", str(SHELL / script), *server_trainer_flags(out), *extra]
     environment = server_smoke_env(out, **env)
-    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    return run_real(command, slots=2, env=environment)
 
 
 def sequential_zero3(path: Path) -> Path:
@@ -198,13 +248,7 @@ def agree(vllm_answer: list, reference: list) -> bool:
 
 def probe_answers(models: Sequence[Path]) -> dict[str, list]:
     """The sync probe's greedy answers of each saved model, computed apart by swift's transformers engine."""
-    result = subprocess.run(
-        [sys.executable, str(SYNC_PROBE), *map(str, models)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        timeout=RUN_TIMEOUT,
-    )
+    result = run_real([sys.executable, str(SYNC_PROBE), *map(str, models)], env={**os.environ, "PYTHONPATH": str(REPO)})
     assert result.returncode == 0, result.stderr[-3000:]
     # one JSON line per model; other lines are libraries' chatter (DeepSpeed announces its CPU accelerator on stdout)
     printed = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]

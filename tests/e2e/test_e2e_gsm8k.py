@@ -9,7 +9,6 @@ an offline wandb run (`--report_to wandb`), whose file must hold the rewards swi
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -22,7 +21,7 @@ from swift_plugins.gsm8k.rewards import gsm8k_accuracy_reward, reasoning_answer_
 from swift_plugins.gsm8k.scoring import load_samples, score_samples
 from swift_plugins.tools.plot import read_steps
 
-from ..helpers import RUN_TIMEOUT
+from ..helpers import run_real
 from .wandb_file import history
 
 # Not rerun in the GPU stacks: their trainer path is test_e2e_grpo's and their loading of GSM8K files
@@ -81,7 +80,7 @@ def grpo_run(repo, tiny_model, tmp_path_factory):
     ]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "WANDB_MODE": "offline", "WANDB_DIR": str(out)}  # fmt: skip
-    result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    result = run_real(command, cwd=repo, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (run,) = sorted((out / "run").glob("v*-*"))
     return run
@@ -136,7 +135,7 @@ def infer_results(repo, tiny_model, tmp_path_factory):
         "--result_path", str(out),
     ]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "MODELSCOPE_OFFLINE": "1"}
-    result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    result = run_real(command, cwd=repo, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 

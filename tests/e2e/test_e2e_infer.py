@@ -9,7 +9,7 @@ import pytest
 
 from swift_plugins.countdown.scoring import load_samples, score_samples
 
-from ..helpers import RUN_TIMEOUT
+from ..helpers import run_real
 
 # Not rerun in the GPU stacks: swift infer runs there in test_evaluate's evaluations and the smoke run's selection;
 # what is left here is score on swift's own result files.
@@ -71,14 +71,7 @@ def results(tmp_path_factory, tiny_model, repo):
             "--result_path",
             str(path),
         ]
-        run = subprocess.run(
-            [os.path.join(os.path.dirname(sys.executable), "swift"), *command[1:]],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=folder,
-            timeout=RUN_TIMEOUT,
-        )
+        run = run_real([os.path.join(os.path.dirname(sys.executable), "swift"), *command[1:]], env=env, cwd=folder)
         assert run.returncode == 0, run.stderr[-3000:]
         paths.append(path)
     puzzles = [json.loads(line) for line in data.read_text().splitlines()]

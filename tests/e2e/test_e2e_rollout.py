@@ -24,7 +24,7 @@ from swift_plugins.core.think_answer import SYSTEM_PROMPT
 from swift_plugins.countdown.data import prompt_for
 from swift_plugins.launch.follow import POLL_SECONDS
 
-from ..helpers import STAND_INS, free_port
+from ..helpers import STAND_INS, free_port, real_run
 
 # Rerun in vLLM 0.11's stack (vllm), not in 0.23's, whose server-path test starts, waits for and stops a real
 # swift rollout through the same launcher.
@@ -99,24 +99,25 @@ def server(repo, tmp_path_factory):
         "ROLLOUT_GROUP_PORT": str(free_port()),
         "ROLLOUT_ARGS": "--vllm_enforce_eager true",
     }
-    launcher = subprocess.Popen(
-        ["bash", str(repo / "shell" / "countdown_multinode.sh")],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines = []
-    deadline = time.monotonic() + READY_TIMEOUT
-    while not any("ready:" in line for line in lines):
-        line = launcher.stderr.readline()
-        if (not line and launcher.poll() is not None) or time.monotonic() > deadline:
+    with real_run():  # a slot held while the server runs
+        launcher = subprocess.Popen(
+            ["bash", str(repo / "shell" / "countdown_multinode.sh")],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        lines = []
+        deadline = time.monotonic() + READY_TIMEOUT
+        while not any("ready:" in line for line in lines):
+            line = launcher.stderr.readline()
+            if (not line and launcher.poll() is not None) or time.monotonic() > deadline:
+                kill_tree(launcher)
+                pytest.fail("the rollout host never became ready:\n" + "".join(lines[-40:]))
+            lines.append(line)
+        yield launcher, port, lines
+        if launcher.poll() is None:  # a test failed before Ctrl-C
             kill_tree(launcher)
-            pytest.fail("the rollout host never became ready:\n" + "".join(lines[-40:]))
-        lines.append(line)
-    yield launcher, port, lines
-    if launcher.poll() is None:  # a test failed before Ctrl-C
-        kill_tree(launcher)
 
 
 def test_the_launcher_waits_for_health_and_says_the_server_is_ready(server):

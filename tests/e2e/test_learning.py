@@ -19,6 +19,8 @@ import pytest
 from swift_plugins.core.intervals import paired_change
 from swift_plugins.tools.compare import compare
 
+from ..helpers import run_real
+
 # Not rerun in the GPU stacks' venvs. The SFT is the demo's cold start, which runs on the CPU stack; the GPU stacks'
 # recipes train with GRPO, which every stack's smoke and server-path runs exercise. vLLM's answers against
 # transformers': each stack's smoke run checks vLLM's greedy answers against transformers' from the same weights after
@@ -32,12 +34,7 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFL
 
 
 def _run(module: str, *args: str) -> str:
-    run = subprocess.run(
-        [sys.executable, "-m", module, *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **OFFLINE},
-    )
+    run = run_real([sys.executable, "-m", module, *args], env={**os.environ, **OFFLINE})
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     return run.stdout
 
@@ -65,12 +62,8 @@ def sft_checkpoint(smol_model, puzzles) -> Path:
         "warmup_ratio": 0.05, "max_length": 256, "save_steps": SFT_STEPS, "save_only_model": "true",
         "gradient_checkpointing": "false", "dataloader_num_workers": 0, "report_to": "none", "output_dir": out,
     }  # fmt: skip
-    run = subprocess.run(
-        [str(swift), "sft", *(item for key, value in flags.items() for item in (f"--{key}", str(value)))],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **OFFLINE},
-    )
+    run = run_real([str(swift), "sft", *(item for key, value in flags.items() for item in (f"--{key}", str(value)))],
+                   env={**os.environ, **OFFLINE})
     assert run.returncode == 0, run.stderr[-3000:]
     (checkpoint,) = out.glob(f"v*/checkpoint-{SFT_STEPS}")
     return checkpoint
@@ -158,12 +151,8 @@ def test_trl_grpo_trainer_runs_the_package_rewards_on_the_sft_checkpoint(sft_che
     It runs in a process of its own, as a TRL user's would: importing ms-swift (which other tests do)
     replaces transformers' default trainer callbacks with ones that need ms-swift's arguments.
     """
-    run = subprocess.run(
-        [sys.executable, "-c", TRL_GRPO, str(sft_checkpoint), str(puzzles / "puzzles.jsonl"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **OFFLINE},
-    )
+    run = run_real([sys.executable, "-c", TRL_GRPO, str(sft_checkpoint), str(puzzles / "puzzles.jsonl"), str(tmp_path)],
+                   env={**os.environ, **OFFLINE})
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     history = json.loads(run.stdout.strip().splitlines()[-1])
     logs = [entry for entry in history if "rewards/think_answer_format_reward/mean" in entry]

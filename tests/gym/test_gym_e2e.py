@@ -23,7 +23,7 @@ import pytest
 from swift_plugins.tools.plot import read_steps
 from swift_plugins.watch.checkpoints import newest_checkpoint
 
-from ..helpers import REPO, RUN_TIMEOUT, SYNC_PROBE, free_port
+from ..helpers import REPO, SYNC_PROBE, free_port, run_real
 
 pytestmark = pytest.mark.e2e  # the swift path is test_e2e_grpo's (run in every stack); the gym parts are pure
 
@@ -47,7 +47,7 @@ def gym_smoke(tmp_path_factory):
                "--reward_funcs", "external_gym", "think_answer_format", "distinct_characters",
                "--max_steps", str(STEPS), "--save_steps", str(STEPS), "--eval_steps", str(STEPS),
                "--max_completion_length", "24"]  # fmt: skip
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    result = run_real(command, cwd=REPO, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out, result
 
@@ -93,10 +93,9 @@ def test_evaluate_scores_the_checkpoint_as_gym_score_does(gym_smoke, tmp_path):
     out, _ = gym_smoke
     checkpoint = newest_checkpoint(out)
     held_out = Path(json.loads((checkpoint.parent / "args.json").read_text())["val_dataset"][0])
-    run = subprocess.run([sys.executable, "-m", "swift_plugins", "evaluate", str(checkpoint), "--task",
-                          "gym:basic_arithmetic", "--data", str(held_out), "--out", str(tmp_path / "eval"),
-                          "--backend", "transformers", "--max-new-tokens", "16", "--quiet"],
-                         cwd=REPO, capture_output=True, text=True, timeout=RUN_TIMEOUT)  # fmt: skip
+    run = run_real([sys.executable, "-m", "swift_plugins", "evaluate", str(checkpoint), "--task",
+                    "gym:basic_arithmetic", "--data", str(held_out), "--out", str(tmp_path / "eval"),
+                    "--backend", "transformers", "--max-new-tokens", "16", "--quiet"], cwd=REPO)  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     examples = [json.loads(line) for line in (tmp_path / "eval" / "examples.jsonl").read_text().splitlines()]
     assert len(examples) == 16 and {example["dataset"] for example in examples} == {"basic_arithmetic"}

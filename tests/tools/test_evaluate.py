@@ -19,7 +19,7 @@ import pytest
 
 from swift_plugins.tools.evaluate import EvaluationError, Sampling, check_model, infer_command
 
-from ..helpers import RUN_TIMEOUT
+from ..helpers import RUN_TIMEOUT, real_run
 
 pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
 
@@ -29,14 +29,15 @@ TINY = ["--", "--model_type", "qwen2", "--template", "qwen2_5", "--torch_dtype",
 
 
 def evaluate(*args, cwd=None, timeout=RUN_TIMEOUT):
-    return subprocess.run(
-        [sys.executable, "-m", "swift_plugins", "evaluate", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=OFFLINE,
-        cwd=cwd,
-        timeout=timeout,
-    )
+    with real_run():
+        return subprocess.run(
+            [sys.executable, "-m", "swift_plugins", "evaluate", *map(str, args)],
+            capture_output=True,
+            text=True,
+            env=OFFLINE,
+            cwd=cwd,
+            timeout=timeout,
+        )
 
 
 def _one_line_error(result, *fragments):
