@@ -88,8 +88,9 @@ def compare(stages: dict[str, Path]) -> dict[str, Any]:
     for before, after in pairwise(outcomes):
         shared = sorted(set(outcomes[before]) & set(outcomes[after]))  # each change paired on the prompts both answered
         change = table["changes"][f"{after} - {before}"] = {"prompts": len(shared)}
+        first, then = rates(before, shared), rates(after, shared)
         for metric in ("accuracy", "format_rate"):
-            difference, interval = paired_change(rates(before, shared)[metric], rates(after, shared)[metric])
+            difference, interval = paired_change(first[metric], then[metric])
             change[metric] = {"difference": difference, "ci95": interval}
     return table
 
