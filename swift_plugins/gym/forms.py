@@ -5,8 +5,9 @@ of one dataset's rows, :func:`forms` writes each gold answer in the forms its da
 (:data:`FAMILIES`, by dataset; docs/tasks.md says why each): spaces around it (every dataset); a trailing period,
 quotes or bold around a one-word answer; another case where case carries nothing; the same number written another
 way (a fraction, ``.5``, a trailing zero, a rounding within reasoning-gym's tolerance); list items with other
-spacing or in another order where order carries nothing; an expression's terms and factors reordered, another
-constant of integration or none, ``E**(u)`` for ``exp(u)``, ``ln`` for ``log``. :func:`search` scores them with the
+spacing or in another order where order carries nothing; a grid's or a sequence's cells spaced otherwise; an
+expression's terms and factors reordered, another constant of integration or none, ``E**(u)`` for ``exp(u)``,
+``ln`` for ``log``. :func:`search` scores them with the
 scorer it is given (:func:`through_the_reward`: a whole completion, its answer extracted and scored by the reward's
 worker function; :func:`full_credit_of_reasoning_gym` beside it) and counts, per form, the rows where it scored
 below 1.0. The variable names a setting chooses are searched with rows generated with that setting.
@@ -55,6 +56,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "word_ladder": ("list spacing",),
     "cryptarithm": ("list spacing", "list order"),
     "prime_factorization": ("list order",),
+    **{name: ("cell spacing",) for name in ("binary_matrix", "n_queens", "spiral_matrix")},
 }  # every other dataset: spaces around the answer only
 
 
@@ -117,6 +119,13 @@ def _list_order(gold: str) -> Iterator[Form]:
     found = _items(gold)
     if found and len(set(found[1])) > 1:
         yield "list items in another order", gold.replace(found[0].join(found[1]), found[0].join(found[1][::-1]))
+
+
+def _cell_spacing(gold: str) -> Iterator[Form]:
+    if " " in gold:
+        yield "cells two spaces apart", gold.replace(" ", "  ")
+    if "\n" in gold:
+        yield "lines ending in a space", gold.replace("\n", " \n")
 
 
 def _binary(body: str, index: int) -> bool:
@@ -182,7 +191,7 @@ def _functions(gold: str) -> Iterator[Form]:
 _WRITERS: dict[str, Callable[[str], Iterator[Form]]] = {
     "word": _word, "case": _case, "decimal": _decimal, "fraction": _fraction, "rounding": _rounding,
     "list spacing": _list_spacing, "list order": _list_order, "terms": _terms, "constant": _constant,
-    "functions": _functions,
+    "functions": _functions, "cell spacing": _cell_spacing,
 }  # fmt: skip
 
 

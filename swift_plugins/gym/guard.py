@@ -2,12 +2,13 @@
 
 countdown, puzzle24, simple_integration, intermediate_integration and polynomial_multiplication parse it with
 sympy's expression parser (Python's ``eval`` underneath); binary_matrix, spiral_matrix, n_queens and string_insertion
-``eval`` it to give partial credit to a Python list. So in those datasets an answer is scored only when it matches
-the dataset's allow-list (:data:`ALLOWED`): a plain math expression over numbers, operators and the few names its
-gold answers use, or the characters of its gold answers and of a list of them. Anything else (a call of a builtin,
-``__``, a quote, attribute access, ``lambda``, a keyword) scores 0 unevaluated. The other served datasets of
-reasoning-gym 0.1.25 compare or parse answers and never run them (:data:`PLAIN`); a dataset on neither list was not
-audited, and every answer to it scores 0 (the guard fails closed: the reward also refuses another release).
+``eval`` it to give partial credit to a Python list. The four list datasets are scored by the package
+(:data:`.scorers.SCORERS`: the gold text compared, nothing evaluated), so their answers never reach reasoning-gym's
+scorer. In the five others an answer is scored only when it matches the dataset's allow-list (:data:`ALLOWED`): a
+plain math expression over numbers, operators and the few names its gold answers use. Anything else (a call of a
+builtin, ``__``, a quote, attribute access, ``lambda``, a keyword) scores 0 unevaluated. The other served datasets
+of reasoning-gym 0.1.25 compare or parse answers and never run them (:data:`PLAIN`); a dataset on neither list was
+not audited, and every answer to it scores 0 (the guard fails closed: the reward also refuses another release).
 
 >>> refusal("countdown", "(6 - 2) * 6") is None, refusal("basic_arithmetic", "__import__('os')") is None
 (True, True)
@@ -25,7 +26,7 @@ import string
 from ..doctor.stacks import REASONING_GYM
 from .scorers import CONSTANTS, FUNCTIONS
 
-__all__ = ["ALLOWED", "PLAIN", "RESERVED", "VARIABLE", "refusal"]
+__all__ = ["ALLOWED", "OWN", "PLAIN", "RESERVED", "VARIABLE", "refusal"]
 
 # A dot only inside a number (never attribute access); a number ends where no digit or dot follows, so a run of
 # digits splits into numbers one way only (the pattern takes linear time on a megabyte of digits).
@@ -50,18 +51,16 @@ VARIABLE = f"[{''.join(sorted(set(string.ascii_letters) - set(RESERVED)))}]"
 INTEGRATION_NAMES = (r"[A-Za-z]\d*", *FUNCTIONS, *CONSTANTS)
 
 
-# The list datasets have no parenthesis, dot or operator: no name can be called, looked into or computed with.
 ALLOWED: dict[str, re.Pattern[str]] = {
     "countdown": _expression(),
     "puzzle24": _expression(),
     "simple_integration": _expression(*INTEGRATION_NAMES),
     "intermediate_integration": _expression(*INTEGRATION_NAMES),
     "polynomial_multiplication": _expression(VARIABLE),
-    "binary_matrix": re.compile(r"[\d\s\[\],]*", re.ASCII),
-    "spiral_matrix": re.compile(r"[-\d\s\[\],]*", re.ASCII),
-    "n_queens": re.compile(r"[_Q\s\[\],'\"]*", re.ASCII),
-    "string_insertion": re.compile(r"[A-E\s\[\],'\"]*", re.ASCII),
 }
+# Scored by the package alone, the answer compared with the gold text: reasoning-gym's scorer, which evaluates it,
+# is never called
+OWN = frozenset({"binary_matrix", "n_queens", "spiral_matrix", "string_insertion"})
 
 
 # Read for eval, exec, compile and sympy's parsers (docs/tasks.md): their scorers never run the answer.
@@ -87,15 +86,15 @@ PLAIN = frozenset({
 def refusal(dataset: str, answer: str | None) -> str | None:
     """Why ``answer`` must not be scored by ``dataset``'s ``score_answer``, or None when it may be.
 
-    An integration's names pass (a constant of integration, ``E``); attribute access does not. binary_matrix's scorer
-    ``eval``s an answer that is not the gold text: a list of lists passes, a call never reaches it.
+    An integration's names pass (a constant of integration, ``E``); attribute access does not. binary_matrix's answers
+    all pass: the package compares them with the gold text, and reasoning-gym's scorer never sees them.
 
     >>> [refusal("simple_integration", text) for text in ("-2*X**3/3 + K", "E**(t) + C1", "x.real")]
     [None, None, 'guarded: not a plain answer for simple_integration']
-    >>> refusal("binary_matrix", "[[0, 1], [1, 0]]"), refusal("binary_matrix", "eval('[[0]]')")
-    (None, 'guarded: not a plain answer for binary_matrix')
+    >>> refusal("binary_matrix", "eval('[[0]]')") is None
+    True
     """
-    if dataset in PLAIN or answer is None:
+    if dataset in PLAIN or dataset in OWN or answer is None:
         return None
     if dataset not in ALLOWED:
         return f"guarded: {dataset} was not audited (reasoning-gym {REASONING_GYM})"

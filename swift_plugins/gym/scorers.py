@@ -23,6 +23,10 @@ showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold an
   wrong answer is scored in about a millisecond, not in the 10 ms to a second sympy's ``simplify`` takes to fail
   (the hack search and a trainer meet mostly wrong answers). The reader takes any one-letter name (a constant of
   integration: ``K``, ``C1``), ``E**(u)`` and ``ln``, as sympy's parser does.
+- ``binary_matrix``, ``n_queens``, ``spiral_matrix``, ``string_insertion``: reasoning-gym's full credit is the gold
+  text (n_queens: one of the valid boards), and its scorer ``eval``s any other answer to give a Python list of the
+  answer partial credit. Here the answer is compared with the gold as written and never evaluated: a grid row by row
+  and cell by cell however it is spaced (:func:`cells`), the spiral's numbers in order, the string as it is.
 
 A right answer is paid in every form its question allows (the false-negative search, :mod:`.forms`): where
 reasoning-gym's full credit misses the answer as written, it is scored once more without what is no part of it
@@ -49,8 +53,8 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["CASELESS", "CONSTANTS", "FUNCTIONS", "LISTS", "NUMBERS", "SCORERS", "WORDS", "arithmetic", "expression",
-           "literal", "rounds_to", "score", "unwrapped"]
+__all__ = ["CASELESS", "CONSTANTS", "FUNCTIONS", "LISTS", "NUMBERS", "SCORERS", "WORDS", "arithmetic", "cells",
+           "expression", "literal", "rounds_to", "score", "unwrapped"]
 
 INTEGRATION_POINTS = (37, 113, 271)  # hundredths: where an integration answer's derivative is compared numerically
 # The functions the integrations' gold answers and integrands call (docs/tasks.md: the guard's names), ln (the
@@ -257,6 +261,31 @@ def _puzzle24(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
     return found is not None and found[0] == 24 and sorted(found[1]) == sorted(entry["metadata"]["numbers"])
 
 
+def cells(text: str) -> list[list[str]]:
+    """A grid written as lines of cells apart by whitespace: its rows of cells, however they are spaced.
+
+    >>> cells(" 0 1\\n1  2 \\n"), cells("1 2 3")
+    ([['0', '1'], ['1', '2']], [['1', '2', '3']])
+    """
+    return [line.split() for line in text.strip().splitlines() if line.strip()]
+
+
+def _grid(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    return isinstance(answer, str) and cells(answer) == cells(entry["answer"])
+
+
+def _sequence(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    return isinstance(answer, str) and answer.split() == entry["answer"].split()
+
+
+def _n_queens(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    return isinstance(answer, str) and cells(answer) in [cells(board) for board in entry["metadata"]["valid_answers"]]
+
+
+def _text_alone(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    return isinstance(answer, str) and answer.strip() == entry["answer"]
+
+
 SCORERS: dict[str, Callable[[Any, str | None, dict[str, Any]], bool]] = {
     "game_of_life_halting": _game_of_life_halting,
     "coin_flip": _coin_flip,
@@ -264,6 +293,10 @@ SCORERS: dict[str, Callable[[Any, str | None, dict[str, Any]], bool]] = {
     "puzzle24": _puzzle24,
     "simple_integration": _integration,
     "intermediate_integration": _integration,
+    "binary_matrix": _grid,
+    "n_queens": _n_queens,
+    "spiral_matrix": _sequence,
+    "string_insertion": _text_alone,
 }
 
 

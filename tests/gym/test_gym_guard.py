@@ -1,4 +1,5 @@
-"""The gym reward never runs a completion as Python: answers the guard refuses score 0 and are never evaluated."""
+"""The gym reward never runs a completion as Python: answers the guard refuses score 0 and are never evaluated, and
+the datasets whose scorer ``eval``s a list answer are scored by the package without reaching it."""
 
 import logging
 
@@ -9,7 +10,8 @@ from swift_plugins.gym import rewards
 from swift_plugins.gym.bounded import request
 from swift_plugins.gym.data import entry_of
 from swift_plugins.gym.generator import dataset_names, generate
-from swift_plugins.gym.guard import ALLOWED, PLAIN, refusal
+from swift_plugins.gym.guard import ALLOWED, OWN, PLAIN, refusal
+from swift_plugins.gym.scorers import SCORERS
 from swift_plugins.gym.scoring import samples_from_rows, score_samples
 from swift_plugins.gym.worker import score_request
 
@@ -34,8 +36,9 @@ NOT_PLAIN = ["chr(95)", "eval(1)", "getattr(x, x)", "open(x)", "input()", "exit(
 
 
 def test_the_guarded_datasets_are_exactly_those_whose_scorer_evaluates_the_answer():
-    assert set(ALLOWED) == {*SYMPY, *EVAL} and not set(ALLOWED) & PLAIN
-    assert set(ALLOWED) | PLAIN == set(dataset_names())  # every served dataset audited, one way or the other
+    assert set(ALLOWED) == set(SYMPY) and OWN == set(EVAL) <= set(SCORERS)
+    assert not set(ALLOWED) & PLAIN and not OWN & PLAIN
+    assert set(ALLOWED) | OWN | PLAIN == set(dataset_names())  # every served dataset audited, one way or the other
 
 
 @pytest.mark.parametrize("name", [*SYMPY, *EVAL])
@@ -51,10 +54,10 @@ def test_code_in_an_answer_scores_0_and_never_runs(name, tmp_path, caplog, fresh
     with caplog.at_level(logging.WARNING, logger=rewards.__name__):
         assert rewards.gym_accuracy_reward(completions, **columns) == [0.0] * len(completions)
     assert not [path.name for path in tmp_path.iterdir() if not path.name.startswith("direct-")]
-    assert [record.getMessage() for record in caplog.records] == [
-        f"external_gym: {len(completions)} guarded of {len(completions)} completions scored 0 "
-        f"(first: guarded: not a plain answer for {name})"
-    ]
+    # the sympy datasets' payloads are refused unscored; the list datasets' are wrong answers, compared as text
+    warnings = [f"external_gym: {len(completions)} guarded of {len(completions)} completions scored 0 "
+                f"(first: guarded: not a plain answer for {name})"] if name in SYMPY else []  # fmt: skip
+    assert [record.getMessage() for record in caplog.records] == warnings
 
 
 @pytest.mark.parametrize("name", [*SYMPY, *EVAL])
@@ -71,16 +74,19 @@ def test_only_numbers_operators_and_the_gold_answers_names_pass(name, answer):
     assert refusal(name, answer) == f"guarded: not a plain answer for {name}"
 
 
-def test_plain_answers_and_list_forms_still_reach_the_scorer():
+def test_plain_answers_still_reach_the_scorer():
     plain = ("(6 - 2) * 6", "24 = 6*4", "2^3 + 7 // 2", " 1.5 , .5 ")
     assert [refusal("countdown", text) for text in plain] == [None] * len(plain)
+
+
+def test_a_list_answer_is_compared_with_the_gold_and_a_python_list_of_it_scores_0_unevaluated(fresh_pool):
     [row], _ = generate("spiral_matrix", size=1, seed=0)
-    # a Python list spelling the gold answer passes the guard and is scored: reasoning-gym's partial credit for it
-    # (0.1), which the reward does not pay (only a correct answer scores), not a refusal
     gold_as_list = str([int(cell) for cell in row["answer"].split()])
-    assert refusal("spiral_matrix", gold_as_list) is None
-    assert score_request(request("spiral_matrix", gold_as_list, row)) == {"score": 0.0, "seconds": pytest.approx(
-        0.0, abs=1.0)}  # fmt: skip
+    dataset, entry = create_dataset("spiral_matrix"), entry_of(row["question"], row["answer"], row["metadata"])
+    assert dataset.score_answer(gold_as_list, entry) == 0.1  # reasoning-gym evaluates it for partial credit
+    spaced = "  ".join(row["answer"].split())
+    assert [score_request(request("spiral_matrix", text, row))["score"] for text in (gold_as_list, spaced)] == [0.0,
+                                                                                                                1.0]
 
 
 def test_the_other_served_datasets_run_no_answer_and_an_unaudited_one_refuses_every_answer(tmp_path, fresh_pool):

@@ -1,9 +1,9 @@
 """Gym rewards that cannot be gamed: the hack search on every served dataset, and the scorers fixed for what it found.
 
 The rows are real reasoning-gym items: tests/fixtures/gym/rows.jsonl.gz holds 50 of every served dataset (seeds
-0-49), golds.jsonl.gz 500 of each dataset this package scores itself (seeds 0-499), both
-written by ``python benchmarks/bench_gym_hacks.py rows`` (generating them here would take minutes: puzzle24 and
-knight_swap search for their puzzles).
+0-49), golds.jsonl.gz 500 of each dataset this package scores itself (seeds 0-499, ``--size 500 --names`` those),
+both written by ``python benchmarks/bench_gym_hacks.py rows`` (generating them here would take minutes: puzzle24
+and knight_swap search for their puzzles).
 """
 
 import gzip
@@ -24,6 +24,7 @@ from swift_plugins.gym.bounded import request
 from swift_plugins.gym.data import entry_of
 from swift_plugins.gym.entries import decode
 from swift_plugins.gym.generator import check_name, dataset_names, generate
+from swift_plugins.gym.guard import OWN
 from swift_plugins.gym.hacks import search
 from swift_plugins.gym.scorers import SCORERS, expression, score
 from swift_plugins.gym.worker import score_request
@@ -142,6 +143,20 @@ def test_the_issues_three_hacks_score_0_through_the_reward(name, hack, rows, fre
     assert rewards.gym_accuracy_reward([f"<answer>{answer}</answer>" for answer in gold], **columns) == [1.0] * 50
 
 
+@pytest.mark.parametrize("name", sorted(OWN))
+def test_a_list_dataset_pays_500_gold_answers_as_written_without_reasoning_gyms_scorer(name, golds, monkeypatch):
+    # its scorer evals an answer that is not the gold text: the package's comparison never calls it, and gives the
+    # verdicts its full credit gives (another row's answer, n_queens: sometimes a valid board of this one too)
+    rows = golds[name]
+    dataset = create_dataset(name, **decode(rows[0]["gym_config"]))
+    answers = [row["answer"] for row in rows] + [rows[(index + 1) % 500]["answer"] for index in range(500)]
+    pairs = list(zip(answers, entries(rows) * 2, strict=True))
+    upstream = [float(dataset.score_answer(answer, entry) >= 1.0) for answer, entry in pairs]
+    monkeypatch.setattr(type(dataset), "score_answer", lambda *args: pytest.fail("reasoning-gym's scorer was called"))
+    assert [score(name, dataset, answer, entry) for answer, entry in pairs] == upstream
+    assert upstream[:500] == [1.0] * 500 and sum(upstream[500:]) < 50
+
+
 @pytest.mark.parametrize("name", ["simple_integration", "intermediate_integration"])
 def test_the_integrations_quick_numeric_check_keeps_500_gold_answers(name, golds):
     # 3*exp(6*x**2 - 5*x + 5) + C: terms of about 1e17 that cancel, which a 15-digit point cannot tell from 0
@@ -189,7 +204,7 @@ def test_another_reasoning_gym_release_is_refused_in_one_line(tmp_path, rows):
                             capture_output=True, text=True, env=env, cwd=REPO, timeout=120)  # fmt: skip
     assert reward.returncode != 0 and reward.stderr.strip().splitlines()[-1].startswith(
         "swift_plugins.core.errors.SettingError: reasoning-gym 0.1.26 is installed")  # fmt: skip
-    assert sorted(SCORERS) == sorted([*HACKS, "simple_integration", "intermediate_integration"])
+    assert sorted(SCORERS) == sorted([*HACKS, "simple_integration", "intermediate_integration", *OWN])
 
 
 @pytest.mark.parametrize("name", ["simple_integration", "intermediate_integration"])
