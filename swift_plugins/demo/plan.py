@@ -345,8 +345,9 @@ def stages(plan: DemoPlan) -> list[Stage]:
     data, evals, task, unit = plan.data, plan.output_dir / "eval", plan.task, plan.task.unit
     grpo = {f"grpo-{step}": plan.output_dir / "grpo" / f"checkpoint-{step}" for step in plan.checkpoint_steps()}
     models = {"base": plan.model, "sft": plan.sft_checkpoint, **grpo}
-    limits = {"base": plan.base_puzzles if plan.base_puzzles < plan.eval_puzzles else None}
-    evaluations = {name: plan.evaluate_command(model, evals / name, limits.get(name)) for name, model in models.items()}
+    base_limit = plan.base_puzzles if plan.base_puzzles < plan.eval_puzzles else None  # the others: every row
+    evaluations = {name: plan.evaluate_command(model, evals / name, base_limit if name == "base" else None)
+                   for name, model in models.items()}  # fmt: skip
     final = f"grpo-{plan.grpo_steps}"
 
     def evaluation(*names: str) -> tuple[Command, ...]:
