@@ -34,12 +34,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from swift_plugins.core.processes import children_cpu_seconds  # noqa: E402
-from swift_plugins.demo.plan import DemoPlan, grpo_command, select_command  # noqa: E402
+from swift_plugins.demo.plan import OFFLINE_ENV, DemoPlan, grpo_command, select_command  # noqa: E402
 from swift_plugins.tools.compare import compare  # noqa: E402
 from swift_plugins.watch.checkpoints import newest_checkpoint  # noqa: E402
 from swift_plugins.watch.log import read_steps, zero_spread_share  # noqa: E402
 
-ACCURACY = "rewards/CountdownAccuracy/mean"
+ACCURACY = ("rewards/CountdownAccuracy/mean", "rewards/countdown_accuracy_reward/mean")  # ms-swift's, TRL's name
 DYNAMIC = ("--dynamic_sample", "true", "--max_resample_times", "6")
 STATIC = ("--dynamic_sample", "false")
 FORMAT_OFF = ("--reward_weights", "1", "0")  # the format reward logged, not trained on: SFT taught it
@@ -53,6 +53,7 @@ class Setting:
     changes: str
     flags: tuple[str, ...]
     select_samples: int = 0  # 0: every training puzzle
+    trainer: str = "swift"  # or "trl": TRL's GRPOTrainer (benchmarks/trl_grpo.py) on the selection's candidates
 
 
 def _setting(changes: str, lr: str, *flags: str, select: int = 0) -> Setting:
@@ -75,6 +76,12 @@ SETTINGS: dict[str, Setting] = {
     "select-ds": _setting("selected puzzles and dynamic sampling, lr 5e-6", "5e-6", *DYNAMIC, *FORMAT_OFF, select=8),
     "select-ds-lr2e-5": _setting("selected puzzles and dynamic sampling, lr 2e-5", "2e-5", *DYNAMIC, *FORMAT_OFF,
                                  select=8),
+    # ms-swift's own Countdown example (its GRPO best-practice doc): lr 5e-7, KL weight 0.001, both rewards trained
+    # on, every puzzle; its 1% warm-up and cosine over a 2,000-step run are left out (flat over a dozen steps)
+    "swift-example": _setting("ms-swift's Countdown example: every puzzle, lr 5e-7, beta 0.001, both rewards",
+                              "5e-7", "--beta", "0.001", *STATIC, *FORMAT_ON),
+    "trl": Setting("TRL's GRPOTrainer, its defaults (lr 1e-6, linear decay, DAPO loss, beta 0, both rewards), "
+                   "transformers generation, the selection's 160 candidate puzzles", (), trainer="trl"),
 }
 
 
@@ -131,12 +138,10 @@ def run_setting(name: str, seed: int, plan: DemoPlan, out: Path, budget: float, 
                 (folder / "data" / name_).symlink_to(args.demo_dir.resolve() / "data" / name_)
     selection_cpu = _select(plan, folder) if setting.select_samples else 0.0
     if not (folder / "measured.json").is_file():  # else a finished run of an earlier invocation: evaluate again
-        extra = [*setting.flags, "--max_steps", "1000", "--save_steps", "4", "--save_total_limit", "2"]
-        command = grpo_command(plan, output_dir=folder / "grpo", extra=extra)
+        argv, env = _training(setting, plan, folder)
         started, cpu = time.monotonic(), selection_cpu
         with (folder / "grpo.log").open("w") as log:
-            process = subprocess.Popen(command.argv, env=command.environment(os.environ), stdout=log,
-                                       stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+            process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             while process.poll() is None and cpu < budget:
                 time.sleep(1)
                 cpu = max(cpu, selection_cpu + _tree_cpu_seconds(process.pid))
@@ -149,11 +154,27 @@ def run_setting(name: str, seed: int, plan: DemoPlan, out: Path, budget: float, 
     return _finish(name, seed, plan, folder, selection_cpu, args)
 
 
+def _training(setting: Setting, plan: DemoPlan, folder: Path) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of a setting's GRPO run into ``folder / "grpo"``."""
+    if setting.trainer == "trl":  # the candidates the package's selection answers, and its completions a step
+        candidates = folder / "candidates.jsonl"
+        lines = plan.rows.read_text().splitlines(keepends=True)
+        candidates.write_text("".join(lines[: plan.scale.select_limit or len(lines)]))
+        argv = [sys.executable, str(REPO / "benchmarks" / "trl_grpo.py"), str(plan.sft_checkpoint), str(candidates),
+                str(folder / "grpo"), "--seed", str(plan.seed), "--completions", str(plan.completions_per_step()),
+                "--max-completion-length", str(plan.task.completion_tokens)]  # fmt: skip
+        return argv, {**os.environ, **dict(OFFLINE_ENV)}
+    extra = [*setting.flags, "--max_steps", "1000", "--save_steps", "4", "--save_total_limit", "2"]
+    command = grpo_command(plan, output_dir=folder / "grpo", extra=extra)
+    return list(command.argv), command.environment(os.environ)
+
+
 def _finish(name: str, seed: int, plan: DemoPlan, folder: Path, selection_cpu: float, args: argparse.Namespace) -> dict:
     """Evaluate the newest checkpoint of a run on the held-out puzzles and pair it with SFT's evaluation."""
     measured = json.loads((folder / "measured.json").read_text())
     checkpoint, ran = newest_checkpoint(folder / "grpo"), read_steps(folder / "grpo" / "logging.jsonl")
-    ran = [step for step in ran if ACCURACY in step]
+    accuracy = next((key for key in ACCURACY if any(key in step for step in ran)), ACCURACY[0])
+    ran = [step for step in ran if accuracy in step]
     steps = ran[: int(checkpoint.name.rsplit("-", 1)[1])]  # the evaluated checkpoint's
     evaluation = folder / "eval"
     evaluate = plan.evaluate_command(checkpoint, evaluation)
@@ -166,7 +187,7 @@ def _finish(name: str, seed: int, plan: DemoPlan, folder: Path, selection_cpu: f
     stage, change = table["stages"][name], table["changes"][f"{name} - sft"]["accuracy"]
     training_cpu = measured["cpu"] - selection_cpu
     per_step = max(len(ran), 1)
-    completions = int(plan.completions_per_step(SETTINGS[name].flags))
+    completions = int(plan.completions_per_step(SETTINGS[name].flags))  # TRL's: the demo's, held equal
     alike = zero_spread_share(steps)
     return {
         "setting": name,
@@ -184,7 +205,7 @@ def _finish(name: str, seed: int, plan: DemoPlan, folder: Path, selection_cpu: f
         "correct": stage["correct"],
         "change": change["difference"],
         "interval": change["ci95"],
-        "reward_first_last_quarter": _quarter_means(steps, ACCURACY),
+        "reward_first_last_quarter": _quarter_means(steps, accuracy),
         "zero_spread_groups": alike[0] if alike else None,
     }
 

@@ -19,7 +19,7 @@ import pytest
 from swift_plugins.core.intervals import paired_change
 from swift_plugins.tools.compare import compare
 
-from ..helpers import run_real
+from ..helpers import REPO, run_real
 
 # Not rerun in the GPU stacks' venvs. The SFT is the demo's cold start, which runs on the CPU stack; the GPU stacks'
 # recipes train with GRPO, which every stack's smoke and server-path runs exercise. vLLM's answers against
@@ -119,44 +119,21 @@ def test_evaluate_through_vllm_gives_transformers_answers(base_evaluation, smol_
     assert first == {prompt: answers[prompt] for prompt in first}
 
 
-TRL_GRPO = """
-import json, sys
-from datasets import Dataset
-from transformers import AutoTokenizer
-from trl import GRPOConfig, GRPOTrainer
-
-from swift_plugins.countdown.data import prompt_for
-from swift_plugins.core.think_answer import think_answer_format_reward
-from swift_plugins.countdown.rewards import countdown_accuracy_reward
-
-checkpoint, puzzles, out = sys.argv[1:]
-rows = [json.loads(line) for line in open(puzzles).read().splitlines()[:8]]
-prompts = [[{"role": "user", "content": prompt_for(r["nums"], r["target"])}] for r in rows]
-dataset = Dataset.from_list([{"prompt": prompt, **r} for prompt, r in zip(prompts, rows)])
-config = GRPOConfig(output_dir=out, use_cpu=True, bf16=False, per_device_train_batch_size=4, num_generations=4,
-                    max_completion_length=64, max_steps=2, learning_rate=1e-6, logging_steps=1, report_to="none",
-                    save_strategy="no", seed=0)
-trainer = GRPOTrainer(model=checkpoint, reward_funcs=[countdown_accuracy_reward, think_answer_format_reward],
-                      args=config, train_dataset=dataset, processing_class=AutoTokenizer.from_pretrained(checkpoint))
-trainer.train()
-print(json.dumps(trainer.state.log_history))
-"""
-
-
 # Not rerun in the GPU stacks: ms-swift's GRPO trainer there is TRL's, subclassed, and runs the package's rewards in
 # every smoke and server-path run; this is TRL's own entry point for a TRL user, whose rewards are plain functions.
 def test_trl_grpo_trainer_runs_the_package_rewards_on_the_sft_checkpoint(sft_checkpoint, puzzles, tmp_path):
-    """TRL's own GRPOTrainer (the TRL that ms-swift installs), the rewards passed as plain functions.
-
-    It runs in a process of its own, as a TRL user's would: importing ms-swift (which other tests do)
-    replaces transformers' default trainer callbacks with ones that need ms-swift's arguments.
-    """
-    run = run_real([sys.executable, "-c", TRL_GRPO, str(sft_checkpoint), str(puzzles / "puzzles.jsonl"), str(tmp_path)],
-                   env={**os.environ, **OFFLINE})
+    """TRL's own GRPOTrainer (the TRL that ms-swift installs), the rewards passed as plain functions: the TRL row of
+    ``benchmarks/bench_grpo_cpu.py``, which runs it in a process of its own, as a TRL user's would (importing
+    ms-swift, which other tests do, replaces transformers' default trainer callbacks with ones that need its
+    arguments)."""
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join((puzzles / "puzzles.jsonl").read_text().splitlines(keepends=True)[:8]))
+    run = run_real([sys.executable, str(REPO / "benchmarks" / "trl_grpo.py"), str(sft_checkpoint), str(rows),
+                    str(tmp_path / "trl"), "--completions", "4", "--generations", "4", "--max-completion-length",
+                    "64", "--max-steps", "2"], env={**os.environ, **OFFLINE})  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    history = json.loads(run.stdout.strip().splitlines()[-1])
-    logs = [entry for entry in history if "rewards/think_answer_format_reward/mean" in entry]
-    assert len(logs) == 2
+    logs = [json.loads(line) for line in (tmp_path / "trl" / "logging.jsonl").read_text().splitlines()]
+    assert [entry["global_step/max_steps"] for entry in logs] == ["1/2", "2/2"]  # as ms-swift logs its steps
     assert all("rewards/countdown_accuracy_reward/mean" in entry for entry in logs)
     assert max(entry["rewards/think_answer_format_reward/mean"] for entry in logs) > 0  # completions earn reward
 
