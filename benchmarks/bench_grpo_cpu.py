@@ -8,7 +8,10 @@ the temperature, the puzzles). A setting that trains on selected puzzles first r
 when its process tree has used ``--minutes`` of the machine (CPU seconds = minutes x 60 x cores, vLLM's start-up
 and the selection included), its newest checkpoint is evaluated greedily on the held-out puzzles and paired with
 the SFT checkpoint's evaluation of them. ``--seeds`` runs every setting with each seed (the training seed and the
-selection's): a gain in one seed is not a result.
+selection's): a gain in one seed is not a result. Beside the package's settings, the field's on the same budget:
+``trl``, TRL's own ``GRPOTrainer`` with its defaults (``benchmarks/trl_grpo.py``), and ``swift-example``, the
+learning rate, KL weight and rewards of ms-swift's own Countdown example. Run it on an otherwise idle machine: a
+thread that spins while another process holds the cores spends the budget without training.
 
     python benchmarks/bench_grpo_cpu.py --demo-dir output/cpu_demo --minutes 12 --settings before ds select \\
         --seeds 0 1
@@ -246,6 +249,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--held-out and --sft-eval go together: the SFT checkpoint's evaluation of those puzzles")
     plan = DemoPlan.from_folder(args.demo_dir)
     budget = args.minutes * 60 * (os.cpu_count() or 1)
+    # the venv's own scripts (swift), as `make demo` puts them first, when run as .venv/bin/python unactivated
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     results = []
     for name in args.settings:
         for seed in args.seeds:
