@@ -2,13 +2,15 @@
 
 countdown, puzzle24, simple_integration, intermediate_integration and polynomial_multiplication parse it with
 sympy's expression parser (Python's ``eval`` underneath); binary_matrix, spiral_matrix, n_queens and string_insertion
-``eval`` it to give partial credit to a Python list. The four list datasets are scored by the package
-(:data:`.scorers.SCORERS`: the gold text compared, nothing evaluated), so their answers never reach reasoning-gym's
-scorer. In the five others an answer is scored only when it matches the dataset's allow-list (:data:`ALLOWED`): a
-plain math expression over numbers, operators and the few names its gold answers use. Anything else (a call of a
-builtin, ``__``, a quote, attribute access, ``lambda``, a keyword) scores 0 unevaluated. The other served datasets
-of reasoning-gym 0.1.25 compare or parse answers and never run them (:data:`PLAIN`); a dataset on neither list was
-not audited, and every answer to it scores 0 (the guard fails closed: the reward also refuses another release).
+``eval`` it to give partial credit to a Python list. The package scores all nine itself (:data:`.scorers.SCORERS`):
+the five sympy ones from Python's syntax tree, read and never run (:func:`.scorers.arithmetic`,
+:func:`.scorers.expression`), the four list ones by comparing the gold text (:data:`OWN`). So no answer reaches an
+``eval``. In the five sympy datasets the guard is a second line: an answer is scored only when it matches the
+dataset's allow-list (:data:`ALLOWED`): a plain math expression over numbers, operators and the few names its gold
+answers use. Anything else (a call of a builtin, ``__``, a quote, attribute access, ``lambda``, a keyword) scores 0
+unread. The other served datasets of reasoning-gym 0.1.25 compare or parse answers and never run them
+(:data:`PLAIN`); a dataset on neither list was not audited, and every answer to it scores 0 (the guard fails closed:
+the reward also refuses another release).
 
 >>> refusal("countdown", "(6 - 2) * 6") is None, refusal("basic_arithmetic", "__import__('os')") is None
 (True, True)

@@ -17,6 +17,12 @@ showing the hack scored 1.0 under reasoning-gym's scorer and 0 here, and gold an
 - ``complex_arithmetic``: ``nan`` scores ``min(1.0, exp(-nan)) = 1.0``. Here: a finite number, at its distance 0.
 - ``puzzle24``: any expression making 24 of four numbers in range scores 1.0, whether or not they are the puzzle's
   (one answer, ``1*3*5 + 9``, solves every puzzle). Here: + - * / over exactly the puzzle's numbers, exactly 24.
+- ``countdown``: reasoning-gym's rule (every number used once, the target reached), on the expression read by
+  :func:`arithmetic` (+ - * / over integers, as the puzzles are made; nothing evaluated) instead of sympy's
+  ``parse_expr`` (``eval`` underneath), and the target reached exactly, not within 1e-6.
+- ``polynomial_multiplication``: reasoning-gym's rule (the answer's expression equals the gold's as sympy builds
+  them: terms in any order, like terms collected, a product of polynomials not expanded), on expressions read by
+  :func:`expression` instead of sympy's ``parse_expr``.
 - ``simple_integration``, ``intermediate_integration``: reasoning-gym's check (sympy simplifies the answer's
   derivative less the integrand to 0), on expressions read by :func:`expression` (this package's reader: no
   ``eval`` underneath, unlike sympy's ``parse_expr``), and only once the two agree numerically at three points: a
@@ -256,9 +262,23 @@ def _integration(dataset: Any, answer: str | None, entry: dict[str, Any]) -> boo
         return False
 
 
-def _puzzle24(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+def _makes(target: int, numbers: list[int], answer: str | None) -> bool:
+    """Whether ``answer`` is + - * / over exactly ``numbers`` (each once) and equals ``target`` exactly."""
     found = arithmetic(answer) if isinstance(answer, str) else None
-    return found is not None and found[0] == 24 and sorted(found[1]) == sorted(entry["metadata"]["numbers"])
+    return found is not None and found[0] == target and sorted(found[1]) == sorted(numbers)
+
+
+def _puzzle24(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    return _makes(24, entry["metadata"]["numbers"], answer)
+
+
+def _countdown(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    return _makes(entry["metadata"]["target"], entry["metadata"]["numbers"], answer)
+
+
+def _polynomial(dataset: Any, answer: str | None, entry: dict[str, Any]) -> bool:
+    built = expression(answer) if isinstance(answer, str) else None
+    return built is not None and built == expression(entry["answer"])
 
 
 def cells(text: str) -> list[list[str]]:
@@ -291,6 +311,8 @@ SCORERS: dict[str, Callable[[Any, str | None, dict[str, Any]], bool]] = {
     "coin_flip": _coin_flip,
     "complex_arithmetic": _complex_arithmetic,
     "puzzle24": _puzzle24,
+    "countdown": _countdown,
+    "polynomial_multiplication": _polynomial,
     "simple_integration": _integration,
     "intermediate_integration": _integration,
     "binary_matrix": _grid,

@@ -1,5 +1,6 @@
-"""The gym reward never runs a completion as Python: answers the guard refuses score 0 and are never evaluated, and
-the datasets whose scorer ``eval``s a list answer are scored by the package without reaching it."""
+"""The gym reward never runs a completion as Python: the datasets whose scorer evaluates the answer are scored by the
+package, which reads it without running it, and in the five sympy ones the guard refuses anything but a plain
+expression unread."""
 
 import logging
 
@@ -11,7 +12,7 @@ from swift_plugins.gym.bounded import request
 from swift_plugins.gym.data import entry_of
 from swift_plugins.gym.generator import dataset_names, generate
 from swift_plugins.gym.guard import ALLOWED, OWN, PLAIN, refusal
-from swift_plugins.gym.scorers import SCORERS
+from swift_plugins.gym.scorers import SCORERS, score
 from swift_plugins.gym.scoring import samples_from_rows, score_samples
 from swift_plugins.gym.worker import score_request
 
@@ -36,7 +37,7 @@ NOT_PLAIN = ["chr(95)", "eval(1)", "getattr(x, x)", "open(x)", "input()", "exit(
 
 
 def test_the_guarded_datasets_are_exactly_those_whose_scorer_evaluates_the_answer():
-    assert set(ALLOWED) == set(SYMPY) and OWN == set(EVAL) <= set(SCORERS)
+    assert set(ALLOWED) == set(SYMPY) and set(EVAL) == OWN and set(SYMPY) | OWN <= set(SCORERS)
     assert not set(ALLOWED) & PLAIN and not OWN & PLAIN
     assert set(ALLOWED) | OWN | PLAIN == set(dataset_names())  # every served dataset audited, one way or the other
 
@@ -53,6 +54,9 @@ def test_code_in_an_answer_scores_0_and_never_runs(name, tmp_path, caplog, fresh
     columns = {key: [value] * len(completions) for key, value in row.items()}
     with caplog.at_level(logging.WARNING, logger=rewards.__name__):
         assert rewards.gym_accuracy_reward(completions, **columns) == [0.0] * len(completions)
+    # behind the guard too: the package's scorer reads each answer and runs none
+    answers = [text.format(m=tmp_path / f"{kind}-unguarded") for kind, text in payloads.items()]
+    assert [score(name, dataset, answer, entry) for answer in answers] == [0.0] * len(answers)
     assert not [path.name for path in tmp_path.iterdir() if not path.name.startswith("direct-")]
     # the sympy datasets' payloads are refused unscored; the list datasets' are wrong answers, compared as text
     warnings = [f"external_gym: {len(completions)} guarded of {len(completions)} completions scored 0 "

@@ -34,6 +34,8 @@ from ..helpers import REPO
 FIXTURES = REPO / "tests" / "fixtures" / "gym"
 # Each fixed scorer's hack: an answer reasoning-gym pays without the question being solved
 HACKS = {"game_of_life_halting": "maybe", "coin_flip": "0", "complex_arithmetic": "nan", "puzzle24": "1*3*5 + 9"}
+# Scored with reasoning-gym's rule by the package's readers, which never run the answer (its scorer: sympy's parser)
+READ = ("countdown", "polynomial_multiplication")
 
 
 def load(name: str) -> dict[str, list[dict]]:
@@ -143,10 +145,11 @@ def test_the_issues_three_hacks_score_0_through_the_reward(name, hack, rows, fre
     assert rewards.gym_accuracy_reward([f"<answer>{answer}</answer>" for answer in gold], **columns) == [1.0] * 50
 
 
-@pytest.mark.parametrize("name", sorted(OWN))
-def test_a_list_dataset_pays_500_gold_answers_as_written_without_reasoning_gyms_scorer(name, golds, monkeypatch):
-    # its scorer evals an answer that is not the gold text: the package's comparison never calls it, and gives the
-    # verdicts its full credit gives (another row's answer, n_queens: sometimes a valid board of this one too)
+@pytest.mark.parametrize("name", sorted([*OWN, *READ]))
+def test_a_dataset_whose_scorer_evals_pays_500_gold_answers_without_reasoning_gyms_scorer(name, golds, monkeypatch):
+    # its scorer evals the answer (sympy's parser; a list one: an answer that is not the gold text): the package's
+    # reading never calls it, and gives the verdicts its full credit gives (another row's answer, n_queens:
+    # sometimes a valid board of this one too)
     rows = golds[name]
     dataset = create_dataset(name, **decode(rows[0]["gym_config"]))
     answers = [row["answer"] for row in rows] + [rows[(index + 1) % 500]["answer"] for index in range(500)]
@@ -204,16 +207,30 @@ def test_another_reasoning_gym_release_is_refused_in_one_line(tmp_path, rows):
                             capture_output=True, text=True, env=env, cwd=REPO, timeout=120)  # fmt: skip
     assert reward.returncode != 0 and reward.stderr.strip().splitlines()[-1].startswith(
         "swift_plugins.core.errors.SettingError: reasoning-gym 0.1.26 is installed")  # fmt: skip
-    assert sorted(SCORERS) == sorted([*HACKS, "simple_integration", "intermediate_integration", *OWN])
+    assert sorted(SCORERS) == sorted([*HACKS, "simple_integration", "intermediate_integration", *OWN, *READ])
 
 
-@pytest.mark.parametrize("name", ["simple_integration", "intermediate_integration"])
-def test_the_package_reads_every_gold_answer_and_integrand_as_sympys_parser_does(name, golds):
+@pytest.mark.parametrize("name", ["simple_integration", "intermediate_integration", "polynomial_multiplication"])
+def test_the_package_reads_every_gold_answer_and_question_as_sympys_parser_does(name, golds):
     # expression() builds without eval what sympy's parse_expr (eval underneath) builds from the same text
     import sympy
 
     for entry in entries(golds[name]):
-        variable = entry["metadata"]["variable"]
-        names = {variable: sympy.Symbol(variable), "C": sympy.Symbol("C")}
-        for text in (entry["answer"], entry["metadata"]["integrand"]):
+        metadata = entry["metadata"]
+        if name == "polynomial_multiplication":  # reasoning-gym parses both with no names given
+            names, texts = {}, (entry["answer"], metadata["polynomial_expr"])
+        else:
+            names = {metadata["variable"]: sympy.Symbol(metadata["variable"]), "C": sympy.Symbol("C")}
+            texts = (entry["answer"], metadata["integrand"])
+        for text in texts:
             assert expression(text) == sympy.parse_expr(text, local_dict=names), text
+
+
+def test_countdown_pays_the_four_operations_only_as_its_puzzles_are_made():
+    # reasoning-gym's parser also reads a power, and its float comparison a value within 1e-6 of the target
+    dataset = create_dataset("countdown", size=1, seed=0)
+    entry = {**dataset[0], "metadata": {**dataset[0]["metadata"], "numbers": [3, 2, 1], "target": 9}}
+    verdicts = {answer: (dataset.score_answer(answer, entry), score("countdown", dataset, answer, entry))
+                for answer in ("3 * (2 + 1)", "(1+2)*3", "3**2*1", "3 * 2 + 1", "3 * 3", "9")}  # fmt: skip
+    assert verdicts == {"3 * (2 + 1)": (1.0, 1.0), "(1+2)*3": (1.0, 1.0), "3**2*1": (1.0, 0.0),
+                        "3 * 2 + 1": (0.05, 0.0), "3 * 3": (0.05, 0.0), "9": (0.05, 0.0)}  # fmt: skip
