@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO))
 
 from swift_plugins.core.processes import children_cpu_seconds  # noqa: E402
 from swift_plugins.demo.plan import OFFLINE_ENV, DemoPlan, grpo_command, select_command  # noqa: E402
+from swift_plugins.demo.run import detect_hardware  # noqa: E402
 from swift_plugins.tools.compare import compare  # noqa: E402
 from swift_plugins.watch.checkpoints import newest_checkpoint  # noqa: E402
 from swift_plugins.watch.log import read_steps, zero_spread_share  # noqa: E402
@@ -247,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if (args.held_out is None) != (args.sft_eval is None):
         parser.error("--held-out and --sft-eval go together: the SFT checkpoint's evaluation of those puzzles")
-    plan = DemoPlan.from_folder(args.demo_dir)
+    plan = DemoPlan.from_folder(args.demo_dir, cpu_capability=detect_hardware()[3])  # float32 GRPO without AVX-512
     budget = args.minutes * 60 * (os.cpu_count() or 1)
     # the venv's own scripts (swift), as `make demo` puts them first, when run as .venv/bin/python unactivated
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -256,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
         for seed in args.seeds:
             results.append(run_setting(name, seed, plan, args.out, budget, args))
             print(format_table(results[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
-            summary = {"minutes": args.minutes, "results": results, "table": format_table(results)}
+            summary = {"minutes": args.minutes, "bf16": plan.bf16, "results": results, "table": format_table(results)}
             (args.out / "bench_grpo_cpu.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(format_table(results))
 

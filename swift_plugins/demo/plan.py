@@ -201,10 +201,12 @@ class DemoPlan:
         )
 
     @classmethod
-    def from_folder(cls, output_dir: Path) -> DemoPlan:
-        """The CPU plan of a demo that ran in ``output_dir`` (for benchmarks that reuse its SFT checkpoint)."""
+    def from_folder(cls, output_dir: Path, cpu_capability: str) -> DemoPlan:
+        """The CPU plan of a demo that ran in ``output_dir`` (for benchmarks that reuse its SFT checkpoint), on a CPU
+        of ``cpu_capability`` (as :meth:`for_hardware`: float32 GRPO without AVX-512)."""
         repo, vllm_version = Path(__file__).resolve().parents[2], installed_vllm()[0]
-        plan = cls.for_hardware({"OUTPUT_DIR": str(output_dir)}, repo, cuda_device=None, vllm_version=vllm_version)
+        plan = cls.for_hardware({"OUTPUT_DIR": str(output_dir)}, repo, cuda_device=None, vllm_version=vllm_version,
+                                cpu_capability=cpu_capability)  # fmt: skip
         if not is_complete(plan.sft_checkpoint):
             raise SettingError(f"{output_dir}: no finished demo SFT checkpoint at {plan.sft_checkpoint}")
         return plan
