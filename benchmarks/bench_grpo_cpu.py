@@ -153,7 +153,10 @@ def run_setting(name: str, seed: int, plan: DemoPlan, out: Path, budget: float, 
                 os.killpg(process.pid, 9)
             process.wait()
         if newest_checkpoint(folder / "grpo") is None:
-            return {"setting": name, "seed": seed, "failed": f"no checkpoint within the budget ({process.returncode})"}
+            log = folder / "grpo" / "logging.jsonl"
+            steps = len(read_steps(log)) if log.is_file() else 0
+            return {"setting": name, "seed": seed, "failed": f"no checkpoint within the budget: {steps} steps after "
+                    f"{selection_cpu:.0f} CPU-s of selection (exit {process.returncode})"}  # fmt: skip
         (folder / "measured.json").write_text(json.dumps({"seconds": time.monotonic() - started, "cpu": cpu}))
     return _finish(name, seed, plan, folder, selection_cpu, args)
 
