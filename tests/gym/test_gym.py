@@ -29,6 +29,11 @@ def countdown_row():
     return generate("countdown", size=1, seed=0)[0][0]
 
 
+@pytest.fixture(scope="module")
+def polynomial_row():  # its scorer hangs on 9**9**9
+    return generate("polynomial_multiplication", size=1, seed=0)[0][0]
+
+
 def tagged(answer: str) -> str:
     return f"<think>…</think><answer>{answer}</answer>"
 
@@ -72,12 +77,13 @@ def test_the_registry_serves_every_dataset_by_name():
     assert all(describe(name) for name in dataset_names()) and len(dataset_names()) >= 100
 
 
-def test_the_hanging_power_scores_0_within_the_bound(countdown_row):
-    # reasoning-gym's own countdown scorer does not return on 9**9**9 (a C-level big-integer power)
+def test_the_hanging_power_scores_0_within_the_bound(polynomial_row):
+    # a polynomial's scorer does not return on 9**9**9 (sympy computes the big-integer power in C)
     with ScorePool(workers=1, timeout=0.5) as pool:
         start = time.monotonic()
-        hung, gold = pool.score([request("countdown", "9**9**9", countdown_row),
-                                 request("countdown", countdown_row["answer"], countdown_row)])  # fmt: skip
+        name = "polynomial_multiplication"
+        hung, gold = pool.score([request(name, "9**9**9", polynomial_row),
+                                 request(name, polynomial_row["answer"], polynomial_row)])  # fmt: skip
         assert time.monotonic() - start < 30  # the worker's start and restart (about 1 s each, more under load)
         assert (hung.score, hung.failure) == (0.0, "timeout") and 0.5 <= hung.seconds < 5.0  # 0.5 CPU seconds
         assert (gold.score, gold.failure) == (1.0, None)  # the replaced worker scores the next one
@@ -98,11 +104,11 @@ def test_a_scorer_that_raises_scores_0_and_the_pool_is_reused(countdown_row):
     assert (outcome.score, outcome.failure) == (0.0, "guarded: no_such_dataset was not audited (reasoning-gym 0.1.25)")
 
 
-def test_the_reward_counts_its_failures_in_one_warning(countdown_row, caplog, monkeypatch):
+def test_the_reward_counts_its_failures_in_one_warning(polynomial_row, caplog, monkeypatch):
     monkeypatch.setenv("GYM_SCORE_TIMEOUT", "0.5")
     monkeypatch.setattr(rewards, "_POOL", None)
-    columns = {key: [value] * 4 for key, value in countdown_row.items()}
-    completions = [tagged("9**9**9"), tagged(countdown_row["answer"]), "no tags", None]
+    columns = {key: [value] * 4 for key, value in polynomial_row.items()}
+    completions = [tagged("9**9**9"), tagged(polynomial_row["answer"]), "no tags", None]
     with caplog.at_level(logging.WARNING, logger=rewards.__name__):
         scores = rewards.gym_accuracy_reward(completions, **columns)
     rewards.shared_pool().close()
@@ -113,11 +119,12 @@ def test_the_reward_counts_its_failures_in_one_warning(countdown_row, caplog, mo
     ]
 
 
-def test_evaluate_scores_result_rows_with_the_reward(countdown_row):
-    responses = [tagged(countdown_row["answer"]), tagged("1 + 2"), "nothing", tagged("9**9**9")]
-    rows = [(f"r:{n}", {**countdown_row, "response": text}) for n, text in enumerate(responses)]
+def test_evaluate_scores_result_rows_with_the_reward(polynomial_row):
+    responses = [tagged(polynomial_row["answer"]), tagged("1 + 2"), "nothing", tagged("9**9**9")]
+    rows = [(f"r:{n}", {**polynomial_row, "response": text}) for n, text in enumerate(responses)]
     report = score_samples(samples_from_rows(rows))
-    assert report["accuracy"] == 0.25 and report["by_dataset"] == {"countdown": {"samples": 4, "accuracy": 0.25}}
+    assert report["accuracy"] == 0.25
+    assert report["by_dataset"] == {"polynomial_multiplication": {"samples": 4, "accuracy": 0.25}}
     assert report["failures"] == {"wrong": 1, "no answer": 1, "timeout": 1}
     with pytest.raises(DataError, match="r:0: Gym data needs columns"):
         samples_from_rows([("r:0", {"response": "x", "question": "q"})])
@@ -142,10 +149,10 @@ def run_cli(*argv, cwd=None):
                           cwd=cwd or REPO, timeout=120)  # fmt: skip
 
 
-def test_the_command_line_generates_and_scores_as_the_trainer(tmp_path, countdown_row):
+def test_the_command_line_generates_and_scores_as_the_trainer(tmp_path):
     data = tmp_path / "gym.jsonl"
-    result = run_cli("gym", "generate", "countdown", "--size", "3", "--test-size", "2", "--out", str(data),
-                     "min_numbers=3", "max_numbers=3")  # fmt: skip
+    result = run_cli("gym", "generate", "polynomial_multiplication", "--size", "3", "--test-size", "2", "--out",
+                     str(data), "min_polynomials=2", "max_polynomials=2")  # fmt: skip
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     assert len(rows) == 3 and len((tmp_path / "gym.test.jsonl").read_text().splitlines()) == 2
@@ -155,9 +162,9 @@ def test_the_command_line_generates_and_scores_as_the_trainer(tmp_path, countdow
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(line["row"], line["reward"]) for line in lines] == [(0, 1.0), (1, 0.0), (2, 0.0)]
     assert lines[1]["failure"] == "timeout" and lines[1]["seconds"] >= 1.0
-    refused = run_cli("gym", "generate", "countdown", "--size", "3", "--out", str(data), "colour=red")
+    refused = run_cli("gym", "generate", "polynomial_multiplication", "--size", "3", "--out", str(data), "colour=red")
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
-    assert "gym:countdown has no setting 'colour'" in refused.stderr
+    assert "gym:polynomial_multiplication has no setting 'colour'" in refused.stderr
 
 
 def test_gym_list_names_every_dataset():

@@ -226,11 +226,21 @@ def test_the_package_reads_every_gold_answer_and_question_as_sympys_parser_does(
             assert expression(text) == sympy.parse_expr(text, local_dict=names), text
 
 
-def test_countdown_pays_the_four_operations_only_as_its_puzzles_are_made():
-    # reasoning-gym's parser also reads a power, and its float comparison a value within 1e-6 of the target
+def test_countdown_pays_the_four_operations_over_its_numbers_and_the_target_exactly():
+    # reasoning-gym's parser also reads a power, its digit runs split a decimal into numbers, its float comparison
+    # takes a value within 1e-6 of the target
     dataset = create_dataset("countdown", size=1, seed=0)
-    entry = {**dataset[0], "metadata": {**dataset[0]["metadata"], "numbers": [3, 2, 1], "target": 9}}
-    verdicts = {answer: (dataset.score_answer(answer, entry), score("countdown", dataset, answer, entry))
-                for answer in ("3 * (2 + 1)", "(1+2)*3", "3**2*1", "3 * 2 + 1", "3 * 3", "9")}  # fmt: skip
-    assert verdicts == {"3 * (2 + 1)": (1.0, 1.0), "(1+2)*3": (1.0, 1.0), "3**2*1": (1.0, 0.0),
-                        "3 * 2 + 1": (0.05, 0.0), "3 * 3": (0.05, 0.0), "9": (0.05, 0.0)}  # fmt: skip
+    cases = {  # answer: numbers, target, reasoning-gym's score, the package's
+        "3 * (2 + 1)": ([3, 2, 1], 9, 1.0, 1.0),
+        "(1+2)*3": ([3, 2, 1], 9, 1.0, 1.0),
+        "-1 + 3*2": ([3, 2, 1], 5, 1.0, 1.0),
+        "3**2*1": ([3, 2, 1], 9, 1.0, 0.0),
+        "3 * 2 + 1": ([3, 2, 1], 9, 0.05, 0.0),
+        "3 * 3": ([3, 2, 1], 9, 0.05, 0.0),
+        "1.5*6": ([1, 5, 6], 9, 1.0, 0.0),
+        "10000001 / 10000000": ([10000001, 10000000], 1, 1.0, 0.0),
+    }
+    for answer, (numbers, target, upstream, ours) in cases.items():
+        entry = {**dataset[0], "metadata": {**dataset[0]["metadata"], "numbers": numbers, "target": target}}
+        assert (dataset.score_answer(answer, entry), score("countdown", dataset, answer, entry)) == (upstream, ours), \
+            answer  # fmt: skip

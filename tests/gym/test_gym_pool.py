@@ -17,20 +17,20 @@ from swift_plugins.gym.generator import generate
 
 from ..helpers import REPO, wait_until
 
-STUCK = "9**9**9"  # reasoning-gym's countdown scorer never returns on it (a big-integer power in C)
+STUCK = "9**9**9"  # polynomial_multiplication's scorer never returns on it (sympy computes the power in C)
 
 
 @pytest.fixture(scope="module")
-def countdown_row():
-    return generate("countdown", size=1, seed=0)[0][0]
+def polynomial():
+    return generate("polynomial_multiplication", size=1, seed=0)[0][0]
 
 
 def gold(row):
-    return request("countdown", row["answer"], row)
+    return request("polynomial_multiplication", row["answer"], row)
 
 
 def stuck(row):
-    return request("countdown", STUCK, row)
+    return request("polynomial_multiplication", STUCK, row)
 
 
 def dead(pid: int) -> bool:
@@ -53,29 +53,29 @@ def busy_worker(pool, since: float = 0.3):
     return found[0]
 
 
-def test_a_worker_killed_while_idle_is_replaced_and_the_next_completion_scored(countdown_row):
+def test_a_worker_killed_while_idle_is_replaced_and_the_next_completion_scored(polynomial):
     with ScorePool(workers=1, timeout=2.0) as pool:
-        assert [outcome.score for outcome in pool.score([gold(countdown_row)])] == [1.0]
+        assert [outcome.score for outcome in pool.score([gold(polynomial)])] == [1.0]
         first = pool.workers[0].process.pid
         kill(first)
-        [outcome] = pool.score([gold(countdown_row)])
+        [outcome] = pool.score([gold(polynomial)])
         assert (outcome.score, outcome.failure) == (1.0, None) and pool.workers[0].process.pid != first
 
 
-def test_a_worker_killed_while_scoring_is_replaced_and_the_request_scored_again(countdown_row):
+def test_a_worker_killed_while_scoring_is_replaced_and_the_request_scored_again(polynomial):
     with ScorePool(workers=1, timeout=1.0) as pool:
-        pool.score([gold(countdown_row)])
+        pool.score([gold(polynomial)])
         killer = threading.Thread(target=lambda: kill(busy_worker(pool).process.pid))
         killer.start()
-        hung, after = pool.score([stuck(countdown_row), gold(countdown_row)])
+        hung, after = pool.score([stuck(polynomial), gold(polynomial)])
         killer.join()
     # scored again on the next worker, where it ran into the bound as it does anywhere: not "worker died"
     assert (hung.score, hung.failure) == (0.0, "timeout") and (after.score, after.failure) == (1.0, None)
 
 
-def test_a_request_that_two_workers_die_on_scores_0_as_worker_died(countdown_row):
+def test_a_request_that_two_workers_die_on_scores_0_as_worker_died(polynomial):
     with ScorePool(workers=1, timeout=30.0) as pool:
-        pool.score([gold(countdown_row)])
+        pool.score([gold(polynomial)])
 
         def kill_twice():
             for _ in range(2):
@@ -85,49 +85,49 @@ def test_a_request_that_two_workers_die_on_scores_0_as_worker_died(countdown_row
 
         killer = threading.Thread(target=kill_twice)
         killer.start()
-        hung, after = pool.score([stuck(countdown_row), gold(countdown_row)])
+        hung, after = pool.score([stuck(polynomial), gold(polynomial)])
         killer.join()
     assert (hung.score, hung.failure) == (0.0, "worker died") and (after.score, after.failure) == (1.0, None)
 
 
-def test_a_spare_killed_while_waiting_is_replaced_and_later_completions_still_score(countdown_row):
+def test_a_spare_killed_while_waiting_is_replaced_and_later_completions_still_score(polynomial):
     with ScorePool(workers=1, timeout=0.5) as pool:
-        pool.score([gold(countdown_row)])
+        pool.score([gold(polynomial)])
         kill(pool.spare.process.pid)
-        outcomes = pool.score([stuck(countdown_row), gold(countdown_row), stuck(countdown_row), gold(countdown_row)])
+        outcomes = pool.score([stuck(polynomial), gold(polynomial), stuck(polynomial), gold(polynomial)])
     assert [(outcome.score, outcome.failure) for outcome in outcomes] == [(0.0, "timeout"), (1.0, None)] * 2
 
 
-def test_no_worker_can_start_the_score_call_fails_in_one_line(tmp_path, monkeypatch, countdown_row):
+def test_no_worker_can_start_the_score_call_fails_in_one_line(tmp_path, monkeypatch, polynomial):
     broken = tmp_path / "reasoning_gym"
     broken.mkdir()
     (broken / "__init__.py").write_text("raise ImportError('a broken install')\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     with ScorePool(workers=2, timeout=1.0) as pool, pytest.raises(LaunchError) as error:
-        pool.score([gold(countdown_row)] * 3)
+        pool.score([gold(polynomial)] * 3)
     assert "3 worker processes in a row exited before they were ready" in str(error.value)
     assert "\n" not in str(error.value) and pool.workers == [] and pool.spare is None
 
 
-def test_a_worker_waiting_for_a_cpu_is_not_cut_short(countdown_row):
+def test_a_worker_waiting_for_a_cpu_is_not_cut_short(polynomial):
     # A stopped worker uses no CPU: past the bound in wall time, it is waited for until the wall cap (10 bounds)
     with ScorePool(workers=1, timeout=0.3) as pool:
-        pool.score([gold(countdown_row)])
+        pool.score([gold(polynomial)])
         pid = pool.workers[0].process.pid
         os.kill(pid, signal.SIGSTOP)
         threading.Timer(1.5, os.kill, (pid, signal.SIGCONT)).start()
         start = time.monotonic()
-        [waited] = pool.score([gold(countdown_row)])
+        [waited] = pool.score([gold(polynomial)])
         assert (waited.score, waited.failure) == (1.0, None) and time.monotonic() - start >= 1.4
         os.kill(pool.workers[0].process.pid, signal.SIGSTOP)  # never continued: stopped at the wall cap
-        [capped] = pool.score([gold(countdown_row)])
+        [capped] = pool.score([gold(polynomial)])
         assert (capped.score, capped.failure) == (0.0, "timeout") and 3.0 <= capped.seconds < 6.0
 
 
-def test_workers_start_as_requests_need_them_and_their_count_is_bounded(countdown_row):
+def test_workers_start_as_requests_need_them_and_their_count_is_bounded(polynomial):
     with ScorePool(workers=8, timeout=2.0) as pool:
         assert pool.workers == [] and pool.spare is None
-        assert [outcome.score for outcome in pool.score([gold(countdown_row)] * 2)] == [1.0, 1.0]
+        assert [outcome.score for outcome in pool.score([gold(polynomial)] * 2)] == [1.0, 1.0]
         assert len(pool.workers) == 2 and pool.spare is not None
     assert pool_settings({"GYM_SCORE_WORKERS": str(MAX_WORKERS)})[0] == MAX_WORKERS
     for text in ("1000", "0", "2.5", "-1"):
@@ -158,9 +158,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
-def test_the_workers_die_with_gym_score_however_it_is_killed(how, tmp_path, countdown_row):
+def test_the_workers_die_with_gym_score_however_it_is_killed(how, tmp_path, polynomial):
     data, completions = tmp_path / "rows.jsonl", tmp_path / "completions.jsonl"
-    data.write_text(json.dumps(countdown_row) + "\n")
+    data.write_text(json.dumps(polynomial) + "\n")
     completions.write_text(json.dumps({"completion": f"<answer>{STUCK}</answer>"}) + "\n")
     score = subprocess.Popen([sys.executable, "-m", "swift_plugins", "gym", "score", str(data), str(completions)],
                              cwd=REPO, env={**os.environ, "GYM_SCORE_TIMEOUT": "120", "PYTHONPATH": str(REPO)},
