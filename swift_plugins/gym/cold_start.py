@@ -4,8 +4,10 @@ frame.
 reasoning-gym gives gold answers, not worked solutions, so the think part holds only what the row itself proves.
 Where the entry's metadata carries a worked solution (gsm_symbolic's ``answer_cot``) it is the think part. Where
 it carries the arithmetic ``expression`` whose value is the gold answer (basic_arithmetic, chain_sum, products),
-each operation is one line, computed exactly, in the order it is evaluated. Otherwise the think part says that no
-steps are shown: a cold start teaches the frame, and a think made up for it would teach made-up reasoning.
+each operation is one line, computed exactly, in the order it is evaluated. Where it carries the counts of each
+animal (leg_counting), each kind's legs come from the dataset's own table, then their sum. Otherwise the think part
+says that no steps are shown: a cold start teaches the frame, and a think made up for it would teach made-up
+reasoning.
 
 >>> row = {"gym_dataset": "chain_sum", "gym_config": "{}", "question": "State the final answer: 4 - 9 + 2 =",
 ...        "answer": "-3", "metadata": '{"expression": "4 - 9 + 2"}'}
@@ -32,7 +34,7 @@ from .data import NO_GOLD, prompt_for
 from .entries import decode
 from .scorers import arithmetic
 
-__all__ = ["NO_STEPS", "assistant_turn", "expression_steps", "sft_rows"]
+__all__ = ["NO_STEPS", "assistant_turn", "expression_steps", "leg_steps", "sft_rows"]
 
 NO_STEPS = "No worked steps: the answer follows."
 _WORKED_SOLUTION = "answer_cot"  # gsm_symbolic: the worked solution, ending with "#### <answer>"
@@ -56,6 +58,31 @@ def expression_steps(expression: str, answer: str) -> list[str] | None:
         return None
 
 
+def leg_steps(animals: Any, answer: str) -> list[str] | None:
+    """leg_counting's steps: each kind of animal's legs, from reasoning-gym's own table, then their sum, if it is
+    ``answer``; else None.
+
+    >>> leg_steps({"grasshopper": 2, "jellyfish": 3}, "12")
+    ['2 grasshoppers: 6 legs each, 2 * 6 = 12', '3 jellyfishs: 0 legs each, 3 * 0 = 0', '12 + 0 = 12']
+    >>> leg_steps({"chicken": 1}, "2"), leg_steps({"chicken": 1}, "3"), leg_steps({"unicorn": 1}, "4")
+    (['1 chicken: 2 legs each, 1 * 2 = 2'], None, None)
+    """
+    from reasoning_gym.arithmetic.leg_counting import ANIMALS
+
+    if not isinstance(animals, dict) or not animals or not set(animals) <= set(ANIMALS):
+        return None
+    if not all(isinstance(count, int) and count > 0 for count in animals.values()):
+        return None
+    legs = [count * ANIMALS[name] for name, count in animals.items()]
+    steps = [
+        f"{count} {name}{'s' if count > 1 else ''}: {ANIMALS[name]} legs each, {count} * {ANIMALS[name]} = {total}"
+        for (name, count), total in zip(animals.items(), legs, strict=True)
+    ]
+    if len(legs) > 1:
+        steps.append(" + ".join(map(str, legs)) + f" = {sum(legs)}")
+    return steps if str(sum(legs)) == answer.strip() else None
+
+
 def _worked_solution(metadata: dict[str, Any], answer: str) -> str | None:
     """The dataset's own worked solution, without its final ``#### answer`` line, if it ends with the answer."""
     text = metadata.get(_WORKED_SOLUTION)
@@ -65,12 +92,17 @@ def _worked_solution(metadata: dict[str, Any], answer: str) -> str | None:
     return body.strip() if mark and body.strip() and final.strip() == answer.strip() else None
 
 
-def _think(metadata: dict[str, Any], answer: str) -> str:
+def _think(dataset: str, metadata: dict[str, Any], answer: str) -> str:
     worked = _worked_solution(metadata, answer)
     if worked is not None:
         return worked
     expression = metadata.get("expression")
-    steps = expression_steps(expression, answer) if isinstance(expression, str) else None
+    if isinstance(expression, str):
+        steps = expression_steps(expression, answer)
+    elif dataset == "leg_counting":
+        steps = leg_steps(metadata.get("animals"), answer)
+    else:
+        steps = None
     return ". ".join(steps) + "." if steps else NO_STEPS
 
 
@@ -80,7 +112,7 @@ def assistant_turn(row: dict[str, Any]) -> str:
     answer = row.get("answer")
     if row.get("gym_dataset") in NO_GOLD or not isinstance(answer, str) or not answer.strip():
         raise DataError(f"gym:{row.get('gym_dataset')} rows have no gold answer to write a cold start from")
-    think = _think(decode(row["metadata"]), answer)
+    think = _think(row["gym_dataset"], decode(row["metadata"]), answer)
     return f"<think>\n{think}\n</think>\n<answer>{answer.strip()}</answer>"
 
 

@@ -26,8 +26,8 @@ DATASETS = ("basic_arithmetic", "letter_counting")
 # every kind of think part: an expression's steps, the dataset's worked solution, none; answers that are words,
 # lists and grids
 COLD_START_DATASETS = (
-    "basic_arithmetic", "chain_sum", "products", "gsm_symbolic", "letter_counting", "spell_backward", "word_sorting",
-    "number_sorting", "rotate_matrix", "zebra_puzzles",
+    "basic_arithmetic", "chain_sum", "products", "gsm_symbolic", "leg_counting", "letter_counting", "spell_backward",
+    "word_sorting", "number_sorting", "rotate_matrix", "zebra_puzzles",
 )  # fmt: skip
 
 
@@ -113,7 +113,8 @@ def test_the_cold_start_rows_score_one_under_the_trainers_rewards(tmp_path):
     assert made.returncode == 0, made.stderr[-3000:]
     turns = [json.loads(line)["messages"][1]["content"] for line in answers.read_text().splitlines()]
     assert len(turns) == 3 * len(COLD_START_DATASETS)
-    assert sum("No worked steps" not in turn for turn in turns) >= 12  # the arithmetic ones and gsm_symbolic show steps
+    # the arithmetic ones, leg_counting and gsm_symbolic show steps
+    assert sum("No worked steps" not in turn for turn in turns) >= 15
     completions = [*turns, "<think>\nNo worked steps: the answer follows.\n</think>\n<answer></answer>"]
     program = (
         "import json, sys, runpy\n"
