@@ -169,7 +169,8 @@ def _training(setting: Setting, plan: DemoPlan, folder: Path) -> tuple[list[str]
         candidates.write_text("".join(lines[: plan.scale.select_limit or len(lines)]))
         argv = [sys.executable, str(REPO / "benchmarks" / "trl_grpo.py"), str(plan.sft_checkpoint), str(candidates),
                 str(folder / "grpo"), "--seed", str(plan.seed), "--completions", str(plan.completions_per_step()),
-                "--max-completion-length", str(plan.task.completion_tokens)]  # fmt: skip
+                "--max-completion-length", str(plan.task.completion_tokens),
+                *(["--bf16"] if plan.bf16 else [])]  # fmt: skip
         return argv, {**os.environ, **dict(OFFLINE_ENV)}
     extra = [*setting.flags, "--max_steps", "1000", "--save_steps", "4", "--save_total_limit", "2"]
     command = grpo_command(plan, output_dir=folder / "grpo", extra=extra)

@@ -2,10 +2,11 @@
 
 TRL's defaults (its learning rate, schedule, loss, KL weight, sampling, reward weights), except what the benchmark
 holds equal with the package's GRPO: the model (a demo's SFT checkpoint), the training rows, the package's
-rewards (as plain functions: TRL's reward signature), the completions a step and per prompt, the answer length.
-Generation is transformers' (TRL's vLLM modes need a GPU). The prompts are the text ms-swift's ``chatml``
-template makes of the package's Countdown prompt, so the checkpoint sees what its SFT saw. It runs in a process of
-its own: importing ms-swift replaces transformers' trainer callbacks with ones that need ms-swift's arguments.
+rewards (as plain functions: TRL's reward signature), the completions a step and per prompt, the answer length and
+the precision (``--bf16``: bfloat16 autocast over the float32 weights, as the demo's GRPO on a CPU with AVX-512).
+Generation is transformers' (TRL's vLLM modes need a GPU). The prompts are the text ms-swift's ``chatml`` template
+makes of the package's Countdown prompt, so the checkpoint sees what its SFT saw. It runs in a process of its own:
+importing ms-swift replaces transformers' trainer callbacks with ones that need ms-swift's arguments.
 
 Each logged step is written to ``<out>/logging.jsonl`` as ms-swift writes its own (``global_step/max_steps``), and
 a checkpoint every ``--save-steps``; the benchmark stops the run at its CPU budget.
@@ -40,6 +41,7 @@ def main() -> None:
     parser.add_argument("--max-completion-length", type=int, default=76)
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--save-steps", type=int, default=4)
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast over the float32 weights")
     args = parser.parse_args()
 
     from datasets import Dataset
@@ -60,7 +62,7 @@ def main() -> None:
                     file.write(json.dumps(record) + "\n")
 
     config = GRPOConfig(
-        output_dir=str(args.out), use_cpu=True, bf16=False, seed=args.seed,
+        output_dir=str(args.out), use_cpu=True, bf16=args.bf16, seed=args.seed,
         per_device_train_batch_size=args.completions, num_generations=args.generations,
         max_completion_length=args.max_completion_length, max_steps=args.max_steps, logging_steps=1,
         save_steps=args.save_steps, save_total_limit=2, save_only_model=True, report_to="none",
