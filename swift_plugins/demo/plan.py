@@ -58,8 +58,15 @@ OFFLINE_ENV = (
     ("TRL_EXPERIMENTAL_SILENCE", "1"),
     ("TOKENIZERS_PARALLELISM", "false"),
 )
-# SmolLM2 as swift loads it, in float32 (every stage: evaluations are judged by the decoding of the H100 figures).
-MODEL_ARGS = ("--model_type", "llama", "--template", "chatml", "--torch_dtype", "float32")
+
+
+def model_args(dtype: str = "float32") -> tuple[str, ...]:
+    """SmolLM2 as swift loads it: float32 for training and every evaluation (judged by the decoding of the H100
+    figures); the selection, which samples, in bfloat16 where GRPO trains in bfloat16 autocast."""
+    return ("--model_type", "llama", "--template", "chatml", "--torch_dtype", dtype)
+
+
+MODEL_ARGS = model_args()
 # Training also: swift would derive fp16 from float32 (each stage sets --bf16); no version subfolder, so every
 # path of the plan is known before it runs.
 TRAIN_ARGS = (
@@ -290,8 +297,8 @@ def select_command(plan: DemoPlan) -> Command:
         "swift_plugins", "select", str(plan.sft_checkpoint), "--task", plan.task.name,
         "--candidates", str(plan.rows), "--limit", str(limit), "--out", str(plan.selected),
         "--samples", str(plan.select_samples), "--top-k", "50", "--seed", str(plan.seed),
-        "--held-out", str(plan.held_out), "--max-new-tokens", str(plan.task.completion_tokens), "--", *MODEL_ARGS,
-        log="select.log", title="selection",
+        "--held-out", str(plan.held_out), "--max-new-tokens", str(plan.task.completion_tokens),
+        "--", *model_args("bfloat16" if plan.bf16 else "float32"), log="select.log", title="selection",
     )  # fmt: skip
 
 

@@ -47,8 +47,10 @@ def commands(demo: DemoPlan) -> dict:
 
 
 def swift_pairs(found: dict) -> list:
-    """(argument class, argv) of every swift command of the plan, evaluations' `-- ...` flags included."""
-    infer = [argv[argv.index("--") + 1 :] for argv in found["evaluate"]]
+    """(argument class, argv) of every swift command of the plan, the evaluations' and selection's `-- ...` flags
+    included."""
+    inferring = [*found["evaluate"], *([found["select"]] if "select" in found else [])]
+    infer = [argv[argv.index("--") + 1 :] for argv in inferring]
     return [["SftArguments", found["sft"].argv()], ["RLHFArguments", found["rlhf"].argv()],
             *(["InferArguments", argv] for argv in infer)]  # fmt: skip
 
@@ -268,3 +270,15 @@ def test_a_cpu_without_avx512_trains_in_float32():
     assert avx2[1].value("bf16") == "false" and "AVX2, not AVX-512: GRPO in float32" in avx2[0].reason
     assert avx512[1].value("bf16") == "true" and "float32" not in avx512[0].reason
     assert unknown_to_swift([("RLHFArguments", avx2[1].argv())]) == []
+
+
+@pytest.mark.parametrize(("capability", "sampled_in"), [("AVX2", "float32"), ("AVX512", "bfloat16")])
+def test_the_selection_samples_in_grpos_precision_and_every_evaluation_is_float32(capability, sampled_in):
+    # benchmarks/bench_select_cpu.py: the selection in bfloat16 is faster and keeps rows of the same difficulty;
+    # bfloat16 would change greedy answers, so the evaluations that the table reports stay float32
+    demo = DemoPlan.for_hardware({"OUTPUT_DIR": "/demo"}, REPO, cuda_device=None, vllm_version="0.32.0",
+                                 cpu_capability=capability)  # fmt: skip
+    found = commands(demo)
+    infer = found["select"][found["select"].index("--") + 1 :]
+    assert Flags(infer).value("torch_dtype") == sampled_in
+    assert {Flags(argv[argv.index("--") + 1 :]).value("torch_dtype") for argv in found["evaluate"]} == {"float32"}
