@@ -45,8 +45,8 @@ from .settings import refused
 from .task import DemoTask, demo_task
 
 __all__ = [
-    "SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_args", "grpo_command", "select_command", "sft_args",
-    "stages",
+    "SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_args", "grpo_command", "model_args", "select_command",
+    "sft_args", "stages",
 ]  # fmt: skip
 
 # Offline: transformers, datasets and huggingface_hub honour these; --check_model false (below) stops swift's
