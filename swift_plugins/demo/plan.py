@@ -62,7 +62,11 @@ OFFLINE_ENV = (
 
 def model_args(dtype: str = "float32") -> tuple[str, ...]:
     """SmolLM2 as swift loads it: float32 for training and every evaluation (judged by the decoding of the H100
-    figures); the selection, which samples, in bfloat16 where GRPO trains in bfloat16 autocast."""
+    figures); the selection, which samples, in bfloat16 where GRPO trains in bfloat16 autocast.
+
+    >>> model_args("bfloat16")[-2:]
+    ('--torch_dtype', 'bfloat16')
+    """
     return ("--model_type", "llama", "--template", "chatml", "--torch_dtype", dtype)
 
 
@@ -160,7 +164,7 @@ class DemoPlan:
     watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
     select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
-    bf16: bool = False  # GRPO in bfloat16 autocast: the scale's, on a CPU with AVX-512 (else float32)
+    bf16: bool = False  # GRPO in bfloat16 autocast, the selection in bfloat16: the scale's, with AVX-512 (else float32)
     python: str = sys.executable
 
     @classmethod
