@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from swift_plugins.core.processes import children_cpu_seconds
+from swift_plugins.demo.plan import model_args
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 # name -> (evaluate's --backend, the dtype swift infer loads the model in, more swift flags); evaluate runs
@@ -40,8 +41,7 @@ def run_variant(name: str, model: str, data: Path, out: Path, batch_size: int) -
     backend, dtype, flags = VARIANTS[name]
     command = [sys.executable, "-m", "swift_plugins", "evaluate", model, "--task", "countdown", "--data", str(data),
                "--out", str(out), "--max-new-tokens", "76", "--batch-size", str(batch_size), "--backend", backend,
-               "--quiet", "--", "--model_type", "llama", "--template", "chatml", "--torch_dtype", dtype,
-               *flags]  # fmt: skip
+               "--quiet", "--", *model_args(dtype), *flags]  # fmt: skip
     started, cpu = time.monotonic(), children_cpu_seconds()
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **OFFLINE})
     if result.returncode != 0:

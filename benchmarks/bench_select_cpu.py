@@ -24,6 +24,7 @@ from pathlib import Path
 
 from swift_plugins.core.files import read_rows
 from swift_plugins.core.processes import children_cpu_seconds
+from swift_plugins.demo.plan import model_args
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 BASELINE = "float32"
@@ -36,8 +37,7 @@ def run_variant(name: str, args: argparse.Namespace, out: Path) -> dict:
     command = [sys.executable, "-m", "swift_plugins", "select", args.model, "--task", args.task,
                "--candidates", str(args.candidates), "--limit", str(args.limit), "--out", str(out),
                "--samples", str(args.samples), "--top-k", "50", "--seed", str(args.seed + reseed),
-               "--max-new-tokens", str(args.max_new_tokens), "--",
-               "--model_type", "llama", "--template", "chatml", "--torch_dtype", dtype]  # fmt: skip
+               "--max-new-tokens", str(args.max_new_tokens), "--", *model_args(dtype)]  # fmt: skip
     started, cpu = time.monotonic(), children_cpu_seconds()
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **OFFLINE})
     if result.returncode != 0:
@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _as_int(item: tuple[str, int]) -> int:
     return int(item[0])
+
 
 if __name__ == "__main__":
     main()

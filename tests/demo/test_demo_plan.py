@@ -46,11 +46,15 @@ def commands(demo: DemoPlan) -> dict:
     return found
 
 
+def swift_flags(argv: list) -> list:
+    """The flags a package command passes on to swift: those after its `--`."""
+    return argv[argv.index("--") + 1 :]
+
+
 def swift_pairs(found: dict) -> list:
     """(argument class, argv) of every swift command of the plan, the evaluations' and selection's `-- ...` flags
     included."""
-    inferring = [*found["evaluate"], *([found["select"]] if "select" in found else [])]
-    infer = [argv[argv.index("--") + 1 :] for argv in inferring]
+    infer = [swift_flags(argv) for argv in [*found["evaluate"], *([found["select"]] if "select" in found else [])]]
     return [["SftArguments", found["sft"].argv()], ["RLHFArguments", found["rlhf"].argv()],
             *(["InferArguments", argv] for argv in infer)]  # fmt: skip
 
@@ -279,6 +283,5 @@ def test_the_selection_samples_in_grpos_precision_and_every_evaluation_is_float3
     demo = DemoPlan.for_hardware({"OUTPUT_DIR": "/demo"}, REPO, cuda_device=None, vllm_version="0.32.0",
                                  cpu_capability=capability)  # fmt: skip
     found = commands(demo)
-    infer = found["select"][found["select"].index("--") + 1 :]
-    assert Flags(infer).value("torch_dtype") == sampled_in
-    assert {Flags(argv[argv.index("--") + 1 :]).value("torch_dtype") for argv in found["evaluate"]} == {"float32"}
+    assert Flags(swift_flags(found["select"])).value("torch_dtype") == sampled_in
+    assert {Flags(swift_flags(argv)).value("torch_dtype") for argv in found["evaluate"]} == {"float32"}
