@@ -13,6 +13,11 @@ does nothing elsewhere, so a GPU box runs ms-swift unchanged. Each adaptation an
 - **Device count.** ``swift rollout`` counts CUDA devices only and refuses a CPU (``local_device_count (0)
   must be greater than or equal to ...``); the CPU is one device to vLLM. (Server-mode *training* still
   needs CUDA: swift syncs a server's weights over NCCL.)
+- **Rollout precision.** ms-swift builds the colocated engine in the model's dtype, and a ``dtype`` in
+  ``--vllm_engine_kwargs`` collides with the one it passes (``TypeError``). On a CPU the trainer keeps float32
+  weights (bfloat16 autocast computes its matmuls in bfloat16), and sampling is over 40% of the demo's step: the
+  engine takes its dtype from ``--vllm_engine_kwargs '{"dtype": "bfloat16"}'`` where given
+  (:func:`rollout_dtype`), and each sync casts the trainer's weights into it.
 - **vLLM plugins.** ms-swift's vLLM plugin (``swift_uembed``) imports torchvision, which has no CPU build for this
   torch: the plugin leaves it out of ``VLLM_PLUGINS`` on every machine where it would break vLLM
   (:func:`swift_plugins.doctor.plugins.leave_out_swift_plugin`), this case included.
@@ -38,7 +43,9 @@ import os
 
 from ..doctor.environment import VLLM_DISTRIBUTIONS, distribution_name, find_distribution
 
-__all__ = ["EAGER", "cpu_build_installed", "engine_args", "install", "installed_vllm", "is_cpu_build"]
+__all__ = [
+    "EAGER", "cpu_build_installed", "engine_args", "install", "installed_vllm", "is_cpu_build", "rollout_dtype",
+]
 
 # torch.compile costs vLLM's CPU engine about 80 s of start-up and gains nothing back: evaluating SmolLM2 on 200
 # puzzles takes 162 s compiled, 84 s eager (benchmarks/bench_evaluate_cpu.py).
@@ -70,6 +77,27 @@ def engine_args() -> tuple[str, ...]:
     return EAGER if cpu_build_installed() else ()
 
 
+ENGINE_DTYPES = ("bfloat16", "float16", "float32")
+
+
+def rollout_dtype(engine_kwargs: dict | None) -> tuple[str | None, dict]:
+    """The dtype asked of a colocated engine in ``--vllm_engine_kwargs`` (or None), and the other kwargs.
+
+    >>> rollout_dtype({"dtype": "bfloat16", "max_num_batched_tokens": 4096})
+    ('bfloat16', {'max_num_batched_tokens': 4096})
+    >>> rollout_dtype(None)
+    (None, {})
+    >>> rollout_dtype({"dtype": "int8"})
+    Traceback (most recent call last):
+    ValueError: --vllm_engine_kwargs dtype 'int8': expected one of bfloat16, float16, float32
+    """
+    rest = dict(engine_kwargs or {})
+    dtype = rest.pop("dtype", None)
+    if dtype is not None and dtype not in ENGINE_DTYPES:
+        raise ValueError(f"--vllm_engine_kwargs dtype {dtype!r}: expected one of {', '.join(ENGINE_DTYPES)}")
+    return dtype, rest
+
+
 def install() -> bool:
     """Adapt ms-swift to vLLM's CPU build if that is the vLLM installed; return whether it did."""
     if not cpu_build_installed():
@@ -78,6 +106,7 @@ def install() -> bool:
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     _count_the_cpu_as_a_device()
     _sync_weights_through_reload()
+    _take_the_rollout_dtype_from_engine_kwargs()
     return True
 
 
@@ -101,6 +130,24 @@ def _count_the_cpu_as_a_device() -> None:
 
     check_device_count.counts_cpu = True
     deploy_args.RolloutArguments._check_device_count = check_device_count
+
+
+def _take_the_rollout_dtype_from_engine_kwargs() -> None:
+    from swift.infer_engine import GRPOVllmEngine
+
+    prepare = GRPOVllmEngine._prepare_engine_kwargs
+    if getattr(prepare, "takes_dtype", False):
+        return
+
+    @functools.wraps(prepare)
+    def prepare_engine_kwargs(self, max_model_len, engine_kwargs) -> None:
+        dtype, engine_kwargs = rollout_dtype(engine_kwargs)
+        prepare(self, max_model_len, engine_kwargs)
+        if dtype is not None:  # swift set the model's (colocated: the trainer's template's, whatever torch_dtype)
+            self.engine_args.dtype = dtype
+
+    prepare_engine_kwargs.takes_dtype = True
+    GRPOVllmEngine._prepare_engine_kwargs = prepare_engine_kwargs
 
 
 def _sync_weights_through_reload() -> None:
