@@ -26,6 +26,7 @@ The scale is chosen from the hardware (``DEMO_SCALE`` to force it): ``gpu`` when
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,11 @@ TRAIN_ARGS = (
     "--gradient_checkpointing", "false", "--dataloader_num_workers", "0", "--dataloader_pin_memory", "false",
     "--logging_steps", "1", "--report_to", "none", "--save_only_model", "true", "--add_version", "false",
 )  # fmt: skip
+
+
+# GRPO's colocated engine samples in bfloat16 where GRPO trains in bfloat16 autocast (whose matmuls are bfloat16):
+# 1.8x the sampling speed, a step 1.27x (the dtype taken by swift_plugins.integration.vllm_cpu).
+BF16_ROLLOUT = ("--vllm_engine_kwargs", json.dumps({"dtype": "bfloat16"}))
 
 
 def sft_args(task: DemoTask) -> tuple[str, ...]:
@@ -164,7 +170,7 @@ class DemoPlan:
     watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
     select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
-    bf16: bool = False  # GRPO in bfloat16 autocast, the selection in bfloat16: the scale's, with AVX-512 (else float32)
+    bf16: bool = False  # GRPO in bfloat16 autocast, its rollouts and the selection in bfloat16: with AVX-512
     python: str = sys.executable
 
     @classmethod
@@ -326,7 +332,8 @@ def choose_scale(requested: str, cuda_device: str | None) -> tuple[Scale, str]:
 def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence[str] = ()) -> Command:
     """GRPO from the SFT checkpoint; ``extra`` flags replace the plan's (benchmarks try other settings)."""
     output_dir = output_dir or plan.output_dir / "grpo"
-    generation = ["--use_vllm", "true", "--vllm_mode", "colocate", *plan.scale.vllm_args] if plan.vllm else []
+    generation = ["--use_vllm", "true", "--vllm_mode", "colocate", *plan.scale.vllm_args,
+                  *(BF16_ROLLOUT if plan.bf16 else ())] if plan.vllm else []  # fmt: skip
     flags = Flags(["--rlhf_type", "grpo", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.sft_checkpoint),
                    "--external_plugins", str(plan.repo / "swift_plugins" / "plugin.py"),
                    "--dataset", str(plan.selected), *grpo_args(plan.task), *plan.scale.grpo_args,

@@ -1,6 +1,7 @@
 """The plan `make demo` runs at each scale (in-process, any hardware), checked against ms-swift's own argument
 classes, and the entry script's DRY_RUN and refusals (one process each)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -277,11 +278,16 @@ def test_a_cpu_without_avx512_trains_in_float32():
 
 
 @pytest.mark.parametrize(("capability", "sampled_in"), [("AVX2", "float32"), ("AVX512", "bfloat16")])
-def test_the_selection_samples_in_grpos_precision_and_every_evaluation_is_float32(capability, sampled_in):
+def test_the_selection_and_rollouts_sample_in_grpos_precision_and_every_evaluation_is_float32(capability, sampled_in):
     # benchmarks/bench_select_cpu.py: the selection in bfloat16 is faster and keeps rows of the same difficulty;
-    # bfloat16 would change greedy answers, so the evaluations that the table reports stay float32
+    # GRPO's rollouts likewise (tests/e2e/test_e2e_rollout_dtype.py: the engine takes the dtype); bfloat16 would
+    # change greedy answers, so the evaluations that the table reports stay float32
     demo = DemoPlan.for_hardware({"OUTPUT_DIR": "/demo"}, REPO, cuda_device=None, vllm_version="0.32.0",
                                  cpu_capability=capability)  # fmt: skip
     found = commands(demo)
     assert Flags(swift_flags(found["select"])).value("torch_dtype") == sampled_in
+    grpo = Flags(grpo_command(demo).argv[2:])
+    rollout = json.loads(grpo.value("vllm_engine_kwargs") or "{}").get("dtype", grpo.value("torch_dtype"))
+    assert (rollout, grpo.value("torch_dtype")) == (sampled_in, "float32")
+    assert unknown_to_swift([("RLHFArguments", grpo.argv())]) == []
     assert {Flags(swift_flags(argv)).value("torch_dtype") for argv in found["evaluate"]} == {"float32"}
