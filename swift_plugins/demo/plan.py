@@ -82,7 +82,7 @@ TRAIN_ARGS = (
 
 
 # GRPO's colocated engine samples in bfloat16 where GRPO trains in bfloat16 autocast (whose matmuls are bfloat16):
-# 1.8x the sampling speed, a step 1.27x (the dtype taken by swift_plugins.integration.vllm_cpu).
+# a step 1.37x as fast (benchmarks/bench_rollout_cpu.py; the dtype taken by swift_plugins.integration.vllm_cpu).
 BF16_ROLLOUT = ("--vllm_engine_kwargs", json.dumps({"dtype": "bfloat16"}))
 
 

@@ -15,9 +15,9 @@ does nothing elsewhere, so a GPU box runs ms-swift unchanged. Each adaptation an
   needs CUDA: swift syncs a server's weights over NCCL.)
 - **Rollout precision.** ms-swift builds the colocated engine in the model's dtype, and a ``dtype`` in
   ``--vllm_engine_kwargs`` collides with the one it passes (``TypeError``). On a CPU the trainer keeps float32
-  weights (bfloat16 autocast computes its matmuls in bfloat16), and sampling is over 40% of the demo's step: the
-  engine takes its dtype from ``--vllm_engine_kwargs '{"dtype": "bfloat16"}'`` where given
-  (:func:`rollout_dtype`), and each sync casts the trainer's weights into it.
+  weights (bfloat16 autocast computes its matmuls in bfloat16), and a bfloat16 engine makes the demo's step 1.37x
+  as fast (``benchmarks/bench_rollout_cpu.py``): the engine takes its dtype from ``--vllm_engine_kwargs '{"dtype":
+  "bfloat16"}'`` where given (:func:`rollout_dtype`), and each sync casts the trainer's weights into it.
 - **vLLM plugins.** ms-swift's vLLM plugin (``swift_uembed``) imports torchvision, which has no CPU build for this
   torch: the plugin leaves it out of ``VLLM_PLUGINS`` on every machine where it would break vLLM
   (:func:`swift_plugins.doctor.plugins.leave_out_swift_plugin`), this case included.
