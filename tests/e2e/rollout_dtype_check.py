@@ -5,8 +5,8 @@ installed as the plugin installs them::
 
     .venv/bin/python tests/e2e/rollout_dtype_check.py MODEL
 
-Builds ms-swift's ``GRPOVllmEngine`` as colocate GRPO builds it for a float32 trainer (``torch_dtype=float32``) with
-``engine_kwargs={"dtype": "bfloat16"}``, answers a prompt greedily, then syncs an all-zero copy of the model's
+Builds ms-swift's ``GRPOVllmEngine`` (the engine class of colocate GRPO) for a float32 model (``torch_dtype=float32``)
+with ``engine_kwargs={"dtype": "bfloat16"}``, answers a prompt greedily, then syncs an all-zero copy of the model's
 weights through the trainer's (patched) ``_load_state_dict_to_vllm`` and answers again. Prints one JSON line: the
 engine's dtype, the vocabulary size, and each answer's token log-probabilities. All-zero weights give every token
 the logit 0, so the second answer's log-probabilities are ``-log(vocabulary)`` only if the sync reached the engine.

@@ -2,8 +2,8 @@
 
 The CPU demo's GRPO trains float32 weights in bfloat16 autocast and samples with ``--vllm_engine_kwargs '{"dtype":
 "bfloat16"}'``, which ms-swift 4.6 alone ignores in colocate mode (it builds the engine in the trainer's dtype).
-``tests/e2e/rollout_dtype_check.py`` builds swift's own engine as colocate GRPO does, with the real vLLM, and syncs
-all-zero weights into it through the package's weight sync.
+``tests/e2e/rollout_dtype_check.py`` builds swift's own engine class for a float32 model, with the real vLLM, and
+syncs all-zero weights into it through the package's weight sync.
 
 Not rerun in the GPU stacks' venvs: the adaptation is for vLLM's CPU build, which only this venv's demo trains
 with; on a GPU the engine's dtype is the model's (``--torch_dtype``).
