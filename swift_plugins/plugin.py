@@ -4,9 +4,10 @@ Registers the shared think/answer format rewards and every task and task family 
 (its rewards in ``orms``, its dataset preprocessor for the hub ids and for the local files named by
 ``--dataset``/``--val_dataset`` on the command line), leaves ms-swift's own vLLM plugin out of ``VLLM_PLUGINS``
 where it would break vLLM's engine (vLLM 0.11 lacks the module it imports; :mod:`swift_plugins.doctor.plugins`),
-and adapts ms-swift to vLLM's CPU build where that is the vLLM installed
-(:mod:`swift_plugins.integration.vllm_cpu`). swift imports it while parsing its arguments, before vLLM starts an
-engine.
+adapts ms-swift to vLLM's CPU build where that is the vLLM installed
+(:mod:`swift_plugins.integration.vllm_cpu`), and spares GRPO the old policy's forward pass where the old policy is
+the current one (:mod:`swift_plugins.integration.old_policy`). swift imports it while parsing its arguments, before
+vLLM starts an engine.
 """
 
 import sys
@@ -19,11 +20,12 @@ except ImportError:  # used from a checkout that was not pip-installed
     from swift_plugins.integration.swift_adapter import dataset_arguments, register_shared
 
 from swift_plugins.doctor.plugins import leave_out_swift_plugin
-from swift_plugins.integration import vllm_cpu
+from swift_plugins.integration import old_policy, vllm_cpu
 from swift_plugins.tasks import task_adapters
 
 leave_out_swift_plugin()
 vllm_cpu.install()
+old_policy.install()
 register_shared()
 for adapter in task_adapters():  # a family's adapter last: its file registrations win over a task's
     adapter.register()

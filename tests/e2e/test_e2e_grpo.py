@@ -17,6 +17,7 @@ import pytest
 from swift_plugins.core.think_answer import think_answer_format_reward
 from swift_plugins.countdown.data import prompt_for, read_rows
 from swift_plugins.countdown.rewards import countdown_accuracy_reward
+from swift_plugins.integration import old_policy
 from swift_plugins.tools.plot import read_steps
 from swift_plugins.watch.checkpoints import newest_checkpoint
 
@@ -29,18 +30,18 @@ REWARD_KEYS = ("rewards/CountdownAccuracy/mean", "rewards/ThinkAnswerFormat/mean
 STEPS = 3
 
 
-
 @pytest.fixture(scope="module")
 def smoke_run(repo, tmp_path_factory):
-    """The CPU smoke recipe for 3 steps at lr 1e-2 with the probe plugin, a checkpoint each step, one evaluation; its
-    rows selected first (2 answers each; the random model solves none, so the band 0-1 keeps them all) and ms-swift's
-    dynamic sampling on. DYNAMIC_SAMPLE alone would weigh the accuracy reward only (always 0 for the random model:
-    no update); distinct_characters is weighed too, so that the updates change the model."""
+    """The CPU smoke recipe for 3 steps at lr 1e-2 and beta 0 (no reference model, so the old policy's forward is
+    skipped; the other recipe runs keep the recipe's beta) with the probe plugin, a checkpoint each step, one
+    evaluation; its rows selected first (2 answers each; the random model solves none, so the band 0-1 keeps them
+    all) and ms-swift's dynamic sampling on. DYNAMIC_SAMPLE alone would weigh the accuracy reward only (always 0 for
+    the random model: no update); distinct_characters is weighed too, so that the updates change the model."""
     out = tmp_path_factory.mktemp("cpu_smoke")
     result = run_cpu_smoke(
         out, "--reward_funcs", "external_countdown", "think_answer_format", "countdown_probe", "distinct_characters",
         "--reward_weights", "1", "0", "0", "1", "--max_completion_length", "24", "--learning_rate", "1e-2",
-        "--max_steps", str(STEPS), "--save_steps", "1",
+        "--beta", "0", "--max_steps", str(STEPS), "--save_steps", "1",
         "--eval_steps", str(STEPS), SELECT_SAMPLES="2", SELECT_BAND="0-1", DYNAMIC_SAMPLE="1",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -69,6 +70,11 @@ def test_the_run_trains_on_the_selected_rows_with_dynamic_sampling(smoke_run):
     fallbacks = smoke_run["stdout"].count("There are still std=0 groups present after")  # the trainer's log
     assert (f"dynamic sampling: {fallbacks} of {STEPS} steps trained their batch as drawn, groups without spread "
             "included (1 resampling did not replace them)") in smoke_run["stderr"]  # fmt: skip
+
+
+def test_the_trainer_skips_the_old_policys_forward_as_each_generation_is_trained_once(smoke_run):
+    # one update per generation and beta 0: the plugin's old_policy adaptation leaves the loss's ratio at 1
+    assert old_policy.SKIPPED in smoke_run["stdout"] + smoke_run["stderr"]
 
 
 def test_the_run_trains_with_vllm_colocated_and_says_what_it_showed(smoke_run):
