@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
+from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
 
-__all__ = ["KEEP", "SKIPPED", "install", "old_policy_is_current"]
+__all__ = ["KEEP", "SKIPPED", "install", "is_rlhf_process", "old_policy_is_current"]
 
 KEEP = "SWIFT_PLUGINS_OLD_POLICY_FORWARD"  # 1: ms-swift computes the old policy's log-probabilities as it would
 
@@ -55,14 +58,33 @@ def _has_a_teachers_view(sample: Any) -> bool:
     return bool(sample.teacher_prompt) or sample.teacher_images is not None or sample.teacher_messages is not None
 
 
-def install() -> bool:
+def is_rlhf_process(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` is a ``swift rlhf`` process's: swift runs ``swift/cli/rlhf.py`` (under torchrun too).
+
+    >>> is_rlhf_process(["/venv/site-packages/swift/cli/rlhf.py", "--rlhf_type", "grpo"])
+    True
+    >>> is_rlhf_process(["/venv/site-packages/swift/cli/infer.py"]), is_rlhf_process([])
+    (False, False)
+    """
+    return bool(argv) and PurePath(argv[0]).parts[-3:] == ("swift", "cli", "rlhf.py")
+
+
+def install(argv: Sequence[str] | None = None) -> bool:
     """Skip the old policy's forward in ms-swift's GRPO trainer wherever :func:`old_policy_is_current`, unless
-    :data:`KEEP` is ``1``; return whether the trainer is patched (it is once, whatever the number of calls)."""
-    if os.environ.get(KEEP) == "1":
+    :data:`KEEP` is ``1``; return whether the trainer is patched (it is once, whatever the number of calls).
+
+    Only in a ``swift rlhf`` process, which imports the trainer anyway: the other swift commands that load the plugin
+    (``infer``, ``rollout``) import nothing more. A trainer that does not import is left to swift to report.
+    ``argv``: the process's, ``sys.argv`` by default."""
+    if os.environ.get(KEEP) == "1" or not is_rlhf_process(sys.argv if argv is None else argv):
         return False
     import torch
-    from swift.rlhf_trainers.grpo_trainer import GRPOTrainer
     from swift.utils import get_logger
+
+    try:
+        from swift.rlhf_trainers.grpo_trainer import GRPOTrainer
+    except (ImportError, RuntimeError):  # transformers' lazy modules raise RuntimeError for a failed import
+        return False
 
     prepare = GRPOTrainer._prepare_batch_inputs
     if getattr(prepare, "skips_the_current_old_policy", False):
