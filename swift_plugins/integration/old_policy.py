@@ -13,8 +13,8 @@ seconds, against 45 (``benchmarks/bench_rollout_cpu.py``). ``SWIFT_PLUGINS_OLD_P
 >>> trainer = SimpleNamespace(old_policy=lambda: False, beta=0.0, _has_teacher_explicit=lambda: False,
 ...     use_teacher_api=False, rollout_importance_sampling_mode=None, log_rollout_offpolicy_metrics=False,
 ...     use_liger_loss=False)
->>> row = SimpleNamespace(teacher_prompt=None, teacher_images=None, teacher_messages=None)
->>> teacher_row = SimpleNamespace(**{**vars(row), "teacher_prompt": "Solve it: the answer is 4."})
+>>> row = SimpleNamespace(build_teacher_view=lambda: False)  # swift's GRPOSample: True where it has a teacher's view
+>>> teacher_row = SimpleNamespace(build_teacher_view=lambda: True)
 >>> old_policy_is_current(trainer, [row]), old_policy_is_current(trainer, [row, teacher_row])
 (True, False)
 >>> old_policy_is_current(SimpleNamespace(**{**vars(trainer), "beta": 0.04}), [row])
@@ -40,22 +40,17 @@ SKIPPED = "one update per generation: the old policy is the current one, and its
 def old_policy_is_current(trainer: Any, samples: list[Any]) -> bool:
     """Whether ``trainer``'s old-policy log-probabilities for ``samples`` are the current policy's and nothing but
     the loss reads them: one update per generation, β = 0 (the reference model's forward shares the same call), no
-    teacher and no sample with a teacher's prompt (distillation reads them), no rollout importance sampling or
-    off-policy metrics, no Liger loss (it takes them as given). False for a trainer or sample that lacks any of these
-    attributes (another ms-swift)."""
+    teacher and no sample with a teacher's view (distillation reads them: swift's own ``build_teacher_view``, which
+    swift calls on every sample next), no rollout importance sampling or off-policy metrics, no Liger loss (it takes
+    them as given). False for a trainer or sample that lacks any of these attributes (another ms-swift)."""
     try:
         return not (
             trainer.old_policy() or trainer.beta != 0.0 or trainer._has_teacher_explicit() or trainer.use_teacher_api
             or trainer.rollout_importance_sampling_mode is not None or trainer.log_rollout_offpolicy_metrics
-            or trainer.use_liger_loss or any(map(_has_a_teachers_view, samples))
+            or trainer.use_liger_loss or any([sample.build_teacher_view() for sample in samples])
         )  # fmt: skip
     except AttributeError:
         return False
-
-
-def _has_a_teachers_view(sample: Any) -> bool:
-    # swift's GRPOSample.build_teacher_view(), which fills teacher_messages, without filling it
-    return bool(sample.teacher_prompt) or sample.teacher_images is not None or sample.teacher_messages is not None
 
 
 def is_rlhf_process(argv: Sequence[str]) -> bool:
