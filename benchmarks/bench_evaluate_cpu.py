@@ -7,6 +7,10 @@ measured in the same run; every variant's answers are compared with the baseline
 
     python benchmarks/bench_evaluate_cpu.py output/cpu_demo/sft/checkpoint-36 \\
         --data output/cpu_demo/data/puzzles.test.jsonl --variants vllm-float32 vllm-bfloat16 vllm-float32-compiled
+
+With ``--trained`` (a later checkpoint, e.g. GRPO's), each variant also evaluates it, and the table gives the change
+it measures, trained minus ``model`` paired by puzzle with its 95% interval: whether a variant changes the demo's
+conclusion, not only its answers. ``--baseline vllm-float32`` skips the slow transformers baseline.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from swift_plugins.core.intervals import paired_difference
 from swift_plugins.core.processes import children_cpu_seconds
 from swift_plugins.demo.plan import model_args
 
@@ -37,7 +42,7 @@ BASELINE = "transformers-float32"
 
 
 def run_variant(name: str, model: str, data: Path, out: Path, batch_size: int) -> dict:
-    """CPU and wall seconds of one ``evaluate`` command, its accuracy, and its answers by puzzle."""
+    """CPU and wall seconds of one ``evaluate`` command, its accuracy, and its answers and verdicts by puzzle."""
     backend, dtype, flags = VARIANTS[name]
     command = [sys.executable, "-m", "swift_plugins", "evaluate", model, "--task", "countdown", "--data", str(data),
                "--out", str(out), "--max-new-tokens", "76", "--batch-size", str(batch_size), "--backend", backend,
@@ -47,14 +52,24 @@ def run_variant(name: str, model: str, data: Path, out: Path, batch_size: int) -
     if result.returncode != 0:
         sys.exit(f"bench_evaluate_cpu: {name} failed: {result.stderr[-800:]}")
     cpu, wall = children_cpu_seconds() - cpu, time.monotonic() - started
-    answers = {}
-    for line in (out / "results.jsonl").read_text().splitlines():
+    answers, correct = {}, {}
+    rows = (out / "results.jsonl").read_text().splitlines()
+    verdicts = (out / "examples.jsonl").read_text().splitlines()  # one a result row, in its order
+    for line, verdict in zip(rows, verdicts, strict=True):
         row = json.loads(line)
         prompt = next(m["content"] for m in row["messages"] if m["role"] == "user")
-        answers[prompt] = row["response"]
+        answers[prompt], correct[prompt] = row["response"], json.loads(verdict)["verdict"] == "correct"
     accuracy = json.loads((out / "score.json").read_text())["accuracy"]
-    print(f"{name}: {cpu:.0f} CPU-s, {wall:.0f} s, accuracy {accuracy:.1%}", file=sys.stderr)
-    return {"cpu_seconds": cpu, "seconds": wall, "accuracy": accuracy, "answers": answers}
+    print(f"{name} {model}: {cpu:.0f} CPU-s, {wall:.0f} s, accuracy {accuracy:.1%}", file=sys.stderr)
+    return {"cpu_seconds": cpu, "seconds": wall, "accuracy": accuracy, "answers": answers, "correct": correct}
+
+
+def change(before: dict, after: dict) -> str:
+    """``after``'s accuracy minus ``before``'s, paired by puzzle: points and the 95% interval."""
+    prompts = sorted(before["correct"])
+    difference, (low, high) = paired_difference([before["correct"][p] for p in prompts],
+                                                [after["correct"][p] for p in prompts])  # fmt: skip
+    return f"{difference * 100:+.1f} [{low * 100:.1f}, {high * 100:.1f}]"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -63,24 +78,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, required=True, help="held-out puzzles (puzzles.test.jsonl)")
     parser.add_argument("--puzzles", type=int, default=200, help="evaluate the first N puzzles of --data")
     parser.add_argument("--batch-size", type=int, default=50, help="transformers' batch (the demo's: 50)")
-    variants = [name for name in VARIANTS if name != BASELINE]
-    parser.add_argument("--variants", nargs="+", choices=variants, default=variants[:2])
+    parser.add_argument("--baseline", choices=list(VARIANTS), default=BASELINE)
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=["vllm-float32", "vllm-bfloat16"])
+    parser.add_argument("--trained", help="a later checkpoint of the same run: each variant's paired change to it")
     args = parser.parse_args(argv)
-    results = {}
+    names = [args.baseline, *(name for name in args.variants if name != args.baseline)]
+    results, trained = {}, {}
     with tempfile.TemporaryDirectory() as scratch:
         data = Path(scratch) / "puzzles.jsonl"
         data.write_text("".join(args.data.read_text().splitlines(keepends=True)[: args.puzzles]))
-        for name in [BASELINE, *args.variants]:
+        for name in names:
             results[name] = run_variant(name, args.model, data, Path(scratch) / name, args.batch_size)
-    base = results[BASELINE]
+            if args.trained:
+                trained[name] = run_variant(name, args.trained, data, Path(scratch) / f"{name}-trained",
+                                            args.batch_size)  # fmt: skip
+    base = results[args.baseline]
     print(f"{args.puzzles} puzzles; speed = the baseline's seconds / this variant's, start-up included")
-    print("| variant | CPU seconds | speed (CPU) | wall seconds | speed (wall) | accuracy "
-          "| answers unlike the baseline |")
-    print("|---|---|---|---|---|---|---|")
+    header = ["variant", "CPU seconds", "speed (CPU)", "wall seconds", "speed (wall)", "accuracy",
+              "answers unlike the baseline", *(["change to --trained, paired"] if trained else [])]  # fmt: skip
+    print(f"| {' | '.join(header)} |", f"|{'---|' * len(header)}", sep="\n")
     for name, r in results.items():
         changed = sum(r["answers"][prompt] != answer for prompt, answer in base["answers"].items())
-        print(f"| {name} | {r['cpu_seconds']:.0f} | {base['cpu_seconds'] / r['cpu_seconds']:.2f}x | {r['seconds']:.0f} "
-              f"| {base['seconds'] / r['seconds']:.2f}x | {r['accuracy']:.1%} | {changed} of {len(base['answers'])} |")
+        cells = [f"{name}{' (the baseline)' if name == args.baseline else ''}", f"{r['cpu_seconds']:.0f}",
+                 f"{base['cpu_seconds'] / r['cpu_seconds']:.2f}x", f"{r['seconds']:.0f}",
+                 f"{base['seconds'] / r['seconds']:.2f}x", f"{r['accuracy']:.1%}",
+                 f"{changed} of {len(base['answers'])}", *([change(r, trained[name])] if trained else [])]  # fmt: skip
+        print(f"| {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":

@@ -92,8 +92,9 @@ def test_cpu_plan_generates_with_vllms_cpu_build_in_eager_mode():
     rlhf = found["rlhf"]
     assert (rlhf.value("use_vllm"), rlhf.value("vllm_mode"), rlhf.value("vllm_enforce_eager")) == (
         "true", "colocate", "true")  # fmt: skip
-    # bfloat16 autocast on CPU needs transformers told it trains there; SFT stays float32
-    assert (rlhf.value("bf16"), rlhf.value("use_cpu"), found["sft"].value("bf16")) == ("true", "true", "false")
+    # bfloat16 autocast on CPU needs transformers told it trains there, in GRPO and in SFT
+    assert (rlhf.value("bf16"), rlhf.value("use_cpu")) == ("true", "true")
+    assert (found["sft"].value("bf16"), found["sft"].value("use_cpu")) == ("true", "true")
     assert Path(found["evaluate"][-1][found["evaluate"][-1].index("--out") + 1]).name == f"grpo-{demo.grpo_steps}"
     # the base model, which answers in prose, on the first 100 of the 500 held-out puzzles; the others on all
     base = build_parser().parse_args(["evaluate", *found["evaluate"][0][: found["evaluate"][0].index("--")]])
@@ -278,10 +279,11 @@ def test_a_cpu_without_avx512_trains_in_float32():
 
 
 @pytest.mark.parametrize(("capability", "sampled_in"), [("AVX2", "float32"), ("AVX512", "bfloat16")])
-def test_the_selection_and_rollouts_sample_in_grpos_precision_and_every_evaluation_is_float32(capability, sampled_in):
-    # benchmarks/bench_select_cpu.py: the selection in bfloat16 is faster and keeps rows of the same difficulty;
-    # GRPO's rollouts likewise (tests/e2e/test_e2e_rollout_dtype.py: the engine takes the dtype); bfloat16 would
-    # change greedy answers, so the evaluations that the table reports stay float32
+def test_every_model_the_demo_runs_answers_in_the_precision_it_trains_in(capability, sampled_in):
+    # the selection, GRPO's rollouts and the evaluations in bfloat16 where SFT and GRPO train in bfloat16 autocast
+    # (benchmarks/bench_select_cpu.py: the selection keeps rows of the same difficulty; bench_evaluate_cpu.py
+    # --trained: the evaluations measure the same GRPO - SFT change; tests/e2e/test_e2e_rollout_dtype.py: vLLM's
+    # engine takes the dtype); the weights stay float32 everywhere
     demo = DemoPlan.for_hardware({"OUTPUT_DIR": "/demo"}, REPO, cuda_device=None, vllm_version="0.32.0",
                                  cpu_capability=capability)  # fmt: skip
     found = commands(demo)
@@ -290,4 +292,7 @@ def test_the_selection_and_rollouts_sample_in_grpos_precision_and_every_evaluati
     rollout = json.loads(grpo.value("vllm_engine_kwargs") or "{}").get("dtype", grpo.value("torch_dtype"))
     assert (rollout, grpo.value("torch_dtype")) == (sampled_in, "float32")
     assert unknown_to_swift([("RLHFArguments", grpo.argv())]) == []
-    assert {Flags(swift_flags(argv)).value("torch_dtype") for argv in found["evaluate"]} == {"float32"}
+    assert {Flags(swift_flags(argv)).value("torch_dtype") for argv in found["evaluate"]} == {sampled_in}
+    sft = found["sft"]
+    assert (sft.value("torch_dtype"), sft.value("bf16")) == ("float32", str(sampled_in == "bfloat16").lower())
+    assert unknown_to_swift([("SftArguments", sft.argv())]) == []
