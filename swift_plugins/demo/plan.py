@@ -278,9 +278,9 @@ class DemoPlan:
     def sampling_dtype(self) -> str:
         """What the selection and the evaluations run the model in: bfloat16 where training autocasts to it.
 
-        Measured on the demo's SFT and GRPO checkpoints (benchmarks/bench_evaluate_cpu.py ``--trained``): bfloat16
-        evaluates 500 puzzles 1.9x as fast and measures the same GRPO - SFT change (+2.4 points [-0.9, 5.7]
-        against float32's +2.0 [-1.4, 5.4]).
+        Measured on a demo's SFT and GRPO checkpoints (benchmarks/bench_evaluate_cpu.py ``--trained``): bfloat16
+        evaluates 500 puzzles 1.85x as fast and measures the same GRPO - SFT change (+2.6 points [-0.6, 5.8]
+        against float32's +2.2 [-1.0, 5.5]).
         """
         return "bfloat16" if self.bf16 else "float32"
 
