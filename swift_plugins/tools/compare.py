@@ -8,7 +8,8 @@ prompt. A stage may answer a part of the others' prompts (the base model its fir
 its rates are over its prompts, and each change is paired on the prompts both stages answered. The intervals are
 :mod:`swift_plugins.core.intervals`'s: Wilson and Newcombe's paired interval for greedy answers, t intervals over
 prompts for sampled ones. Stages answered differently (greedy against sampled, or with
-different numbers of samples) are refused: their rates are not the same measure.
+different numbers of samples, or in two precisions that their ``score.json`` names) are refused: their rates are not
+the same measure.
 
 >>> from tempfile import mkdtemp
 >>> folders = {name: Path(mkdtemp()) for name in ("before", "after")}
@@ -59,9 +60,22 @@ def _answers_per_prompt(name: str, outcomes: dict[str, list[tuple[bool, bool]]])
     return counts.pop()
 
 
+def _precision(folder: Path) -> str | None:
+    """The ``--torch_dtype`` that ``evaluate`` ran a folder's model in, where its score.json says."""
+    try:
+        return json.loads((folder / "score.json").read_text()).get("torch_dtype")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def compare(stages: dict[str, Path]) -> dict[str, Any]:
     """Rates with intervals per stage, and the paired change of each stage over the one before it."""
     outcomes = {name: _outcomes(Path(folder)) for name, folder in stages.items()}
+    precisions = {name: _precision(Path(folder)) for name, folder in stages.items()}
+    if len(set(filter(None, precisions.values()))) > 1:  # bfloat16 changes a third of the greedy answers
+        made = ", ".join(f"{name} {dtype}" for name, dtype in precisions.items() if dtype)
+        raise DataError(f"the stages were evaluated in different precisions ({made}): evaluate every stage with one "
+                        "--torch_dtype")  # fmt: skip
     prompts = set(max(outcomes.values(), key=len))
     if any(not set(result) <= prompts for result in outcomes.values()):
         raise DataError("the evaluations are not of the same prompts: evaluate every stage on one --data file "

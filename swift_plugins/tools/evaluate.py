@@ -42,6 +42,7 @@ from typing import Any
 from ..core.console import Console
 from ..core.errors import DataError, PluginError, SettingError
 from ..core.files import atomic_folder, read_rows, write_jsonl, write_text
+from ..core.flags import Flags
 from ..core.processes import Children
 from ..core.scoring import is_correct
 from ..integration.vllm_cpu import engine_args, installed_vllm, is_cpu_build
@@ -304,6 +305,9 @@ def evaluate(
             rows = with_data_columns(read_rows(results), asked, spec.result_columns)
             samples = scoring.samples_from_rows((where.replace(str(results), final, 1), row) for where, row in rows)
             report = {"model": str(model), "task": task, "data": str(data), "backend": backend}
+            dtype = Flags(options.get("extra", ())).value("torch_dtype")
+            if dtype:  # what compare checks: stages paired in one precision
+                report["torch_dtype"] = dtype
             if limit is not None:
                 report["limit"] = limit
             if not sampling.greedy:

@@ -154,6 +154,20 @@ def test_compare_refuses_stages_answered_differently(tmp_path):
         compare({"greedy": greedy, "empty": empty})
 
 
+def test_compare_refuses_stages_evaluated_in_different_precisions(tmp_path):
+    # bfloat16 changes a third of the greedy answers (benchmarks/bench_evaluate_cpu.py): a change between a float32
+    # and a bfloat16 evaluation would mix training with rounding
+    stages = {name: _evaluation(tmp_path / name, [(True, True)] * 3 + [(False, True)] * 7) for name in ("sft", "grpo")}
+    for name, dtype in (("sft", "float32"), ("grpo", "bfloat16")):
+        (stages[name] / "score.json").write_text(json.dumps({"torch_dtype": dtype}))
+    with pytest.raises(DataError, match=r"different precisions \(sft float32, grpo bfloat16\)"):
+        compare(stages)
+    (stages["grpo"] / "score.json").write_text(json.dumps({"torch_dtype": "float32"}))
+    assert compare(stages)["changes"]["grpo - sft"]["accuracy"]["difference"] == 0.0
+    (stages["grpo"] / "score.json").unlink()  # an evaluation that names no precision is not refused
+    assert compare(stages)["stages"]["grpo"]["correct"] == 3
+
+
 def test_cli_writes_json_and_markdown(tmp_path, capsys):
     base = _evaluation(tmp_path / "base", [(False, False)] * 10)
     sft = _evaluation(tmp_path / "sft", [(False, True)] * 10)
