@@ -264,10 +264,14 @@ def assert_answers_follow_the_checkpoints(records: Mapping[int, list], run: Path
         for vllm_answer, answer in zip(records[step], reference[str(model)], strict=True):
             assert agree(vllm_answer, answer), (step, vllm_answer, answer)
 
-    def tokens(answers: list) -> list:
-        return [[token for token, _, _ in answer] for answer in answers]
-
-    assert tokens(records[0]) != tokens(records[max(records)])  # training moved the weights vLLM answers with
+    # training moved the weights vLLM answers with: other tokens, or the same tokens with other log-probabilities
+    # (a few steps of the tiny model's training can leave every greedy token in place)
+    first, last = (records[step] for step in (0, max(records)))
+    assert any(
+        token != last_token or abs(logprob - last_logprob) > TIE
+        for answer, last_answer in zip(first, last, strict=True)
+        for (token, logprob, _), (last_token, last_logprob, _) in zip(answer, last_answer, strict=False)
+    ), "vLLM answers as it did before training"
 
 
 @contextlib.contextmanager
