@@ -18,7 +18,7 @@ from pathlib import Path
 from ..core.console import Console
 from ..core.errors import LaunchError, SettingError
 from ..core.files import keep_previous
-from ..core.processes import Children, Interrupted
+from ..core.processes import Children, Interrupted, children_cpu_seconds
 from ..core.settings import parse_bool
 from ..integration.vllm_cpu import installed_vllm
 from ..launch.follow import follow_trainer
@@ -98,6 +98,7 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
     planned = stages(plan)
     for number, stage in enumerate(planned, 1):
         console.show(f"\n==> [{_elapsed(started)}] {number}/{len(planned)} {stage.title}")
+        stage_started, cpu_before = time.monotonic(), children_cpu_seconds()
         try:
             _run_stage(stage, children, plan)
         except Interrupted:
@@ -110,16 +111,31 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
             console.note(f"newest complete GRPO checkpoint saved before step {stop.verdict.since}: {checkpoint}; "
                          f"change the setting ({stop.verdict.advice}) and run the demo again")  # fmt: skip
             return FATAL_STATUS
+        console.show(f"  {_stage_cost(time.monotonic() - stage_started, children_cpu_seconds() - cpu_before)}")
     print((plan.output_dir / "comparison.md").read_text())
     console.show(f"{plan.scale.name}-scale learning demo done in {_elapsed(started)}: figure "
                  f"{plan.output_dir / 'curves.png'}, table {plan.output_dir / 'comparison.md'}")  # fmt: skip
     return 0
 
 
+def _stage_cost(seconds: float, cpu_seconds: float) -> str:
+    """A stage's wall time and the CPU time of the commands it ran and of the processes they waited for (the budget
+    ``benchmarks/bench_grpo_cpu.py --minutes`` meters a setting by).
+
+    >>> _stage_cost(601.4, 1045.2)
+    'done in 10m01s, 1,045 CPU-seconds'
+    """
+    return f"done in {_clock(seconds)}, {cpu_seconds:,.0f} CPU-seconds"
+
+
 def _elapsed(started: float) -> str:
     """Minutes and seconds since ``started`` (a ``time.monotonic()`` reading), as ``12m05s``."""
-    minutes, seconds = divmod(int(time.monotonic() - started), 60)
-    return f"{minutes}m{seconds:02d}s"
+    return _clock(time.monotonic() - started)
+
+
+def _clock(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
 
 
 def _run_stage(stage: Stage, children: Children, plan: DemoPlan) -> None:
