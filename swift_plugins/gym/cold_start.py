@@ -5,7 +5,9 @@ reasoning-gym gives gold answers, not worked solutions, so the think part holds 
 Where the entry's metadata carries a worked solution (gsm_symbolic's ``answer_cot``) it is the think part. Where
 it carries the arithmetic ``expression`` whose value is the gold answer (basic_arithmetic, chain_sum, products),
 each operation is one line, computed exactly, in the order it is evaluated. Where it carries the counts of each
-animal (leg_counting), each kind's legs come from the dataset's own table, then their sum. Otherwise the think part
+animal (leg_counting), each kind's legs come from the dataset's own table, then their sum. Where it carries the words
+and the letter to count (letter_counting), each word is spelled out with the count of that letter in it, then their
+sum. Otherwise the think part
 says that no steps are shown: a cold start teaches the frame, and a think made up for it would teach made-up
 reasoning.
 
@@ -34,7 +36,7 @@ from .data import NO_GOLD, prompt_for
 from .entries import decode
 from .scorers import arithmetic
 
-__all__ = ["NO_STEPS", "assistant_turn", "expression_steps", "leg_steps", "sft_rows"]
+__all__ = ["NO_STEPS", "assistant_turn", "expression_steps", "leg_steps", "letter_steps", "sft_rows"]
 
 NO_STEPS = "No worked steps: the answer follows."
 _WORKED_SOLUTION = "answer_cot"  # gsm_symbolic: the worked solution, ending with "#### <answer>"
@@ -83,6 +85,27 @@ def leg_steps(animals: Any, answer: str) -> list[str] | None:
     return steps if str(sum(legs)) == answer.strip() else None
 
 
+def letter_steps(words: Any, letter: Any, answer: str) -> list[str] | None:
+    """letter_counting's steps: each word spelled out in lower case with the count of ``letter`` in it, as
+    reasoning-gym counts it (case aside), then the sum of the counts, if it is ``answer``; else None.
+
+    >>> letter_steps(["Only", "a", "moon"], "o", "3")
+    ['only: o n l y has 1 "o"', 'a: a has 0 "o"', 'moon: m o o n has 2 "o"', '1 + 0 + 2 = 3']
+    >>> letter_steps(["moon"], "o", "2"), letter_steps(["moon"], "o", "1"), letter_steps("moon", "o", "2")
+    (['moon: m o o n has 2 "o"'], None, None)
+    """
+    if not isinstance(words, list) or not words or not all(isinstance(word, str) and word for word in words):
+        return None
+    if not isinstance(letter, str) or len(letter) != 1:
+        return None
+    lowered = [word.lower() for word in words]
+    counts = [word.count(letter) for word in lowered]
+    steps = [f'{word}: {" ".join(word)} has {word.count(letter)} "{letter}"' for word in lowered]
+    if len(counts) > 1:
+        steps.append(" + ".join(map(str, counts)) + f" = {sum(counts)}")
+    return steps if str(sum(counts)) == answer.strip() else None
+
+
 def _worked_solution(metadata: dict[str, Any], answer: str) -> str | None:
     """The dataset's own worked solution, without its final ``#### answer`` line, if it ends with the answer."""
     text = metadata.get(_WORKED_SOLUTION)
@@ -101,6 +124,8 @@ def _think(dataset: str, metadata: dict[str, Any], answer: str) -> str:
         steps = expression_steps(expression, answer)
     elif dataset == "leg_counting":
         steps = leg_steps(metadata.get("animals"), answer)
+    elif dataset == "letter_counting":
+        steps = letter_steps(metadata.get("span"), metadata.get("target_letter"), answer)
     else:
         steps = None
     return ". ".join(steps) + "." if steps else NO_STEPS
