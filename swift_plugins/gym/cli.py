@@ -22,6 +22,10 @@ from ..core.files import check_output, held_out_path, read_rows, write_rows
 
 __all__ = ["add_command", "main"]
 
+# generate notes a gold answer that this many rows, and this share of them, have: a model that gives that one
+# answer to every question scores as much, so a trained model's accuracy is read against it
+COMMON_ANSWER_ROWS, COMMON_ANSWER_SHARE = 10, 0.2
+
 
 def _print_lines(lines: Iterable[str]) -> None:
     """Print each line as it comes; a reader that stops early (``| head``) ends the output quietly."""
@@ -41,7 +45,7 @@ def _list(args: argparse.Namespace) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
-    from .generator import generate
+    from .generator import commonest_answer, generate
     from .settings import parse_settings
 
     settings = parse_settings(args.name, args.settings)
@@ -60,6 +64,11 @@ def _generate(args: argparse.Namespace) -> None:
         write_rows(held_out, held_out_path(args.out))
         if not args.quiet:
             print(f"wrote {len(held_out)} held-out rows to {held_out_path(args.out)} (no question in both)")
+    rows, which = (held_out, "held-out rows") if held_out else (train, "rows")
+    answer, count = commonest_answer(rows) if rows else ("", 0)
+    if not args.quiet and count >= max(COMMON_ANSWER_ROWS, len(rows) * COMMON_ANSWER_SHARE):
+        print(f"note: {count} of the {len(rows)} {which} ({count / len(rows):.0%}) have the gold answer {answer!r}: "
+              "one answer to every question scores that much", file=sys.stderr)  # fmt: skip
 
 
 def _score(args: argparse.Namespace) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from functools import cache
 from itertools import islice
@@ -33,7 +34,7 @@ from ..core.splits import split_held_out
 from ..doctor.stacks import REASONING_GYM
 from .entries import encode
 
-__all__ = ["check_name", "check_version", "config_class", "dataset_names", "describe", "generate"]
+__all__ = ["check_name", "check_version", "commonest_answer", "config_class", "dataset_names", "describe", "generate"]
 
 INSTALL = f"pip install 'reasoning-gym=={REASONING_GYM}' (or this package's [gym] extra)"
 NOT_SERVED = {  # by name, with why (docs/tasks.md, "Rewards that cannot be gamed")
@@ -182,6 +183,15 @@ def generate(
             )
         train += [_row(name, config, entry, index) for index, entry in more]
     return train, held_out
+
+
+def commonest_answer(rows: list[dict[str, Any]]) -> tuple[str, int]:
+    """The gold answer most ``rows`` have and how many have it: answering it to every question scores that many.
+
+    >>> commonest_answer([{"answer": "1"}, {"answer": "2"}, {"answer": "1"}])
+    ('1', 2)
+    """
+    return Counter(row["answer"] for row in rows).most_common(1)[0]
 
 
 def _question(row: dict[str, Any]) -> str:

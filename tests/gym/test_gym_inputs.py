@@ -153,3 +153,17 @@ def test_generate_says_when_questions_repeat_and_where_the_held_out_rows_go(tmp_
     helped = run_cli("gym", "generate", "--help").stdout
     example = " ".join(helped.split()).partition("(x.jsonl: ")[2].partition(")")[0]
     assert example == held_out_path("x.jsonl").name and held_out_path(out).is_file()
+
+
+def test_generate_names_an_answer_that_many_questions_share(tmp_path):
+    # letter_counting's letter is one the text has: most of its short texts have it once
+    out = tmp_path / "letters.jsonl"
+    result = run_cli("gym", "generate", "letter_counting", "--size", "10", "--test-size", "100", "--out", str(out),
+                     "min_words=3", "max_words=5")  # fmt: skip
+    answers = [row["answer"] for _, row in read_rows(held_out_path(out))]
+    ones = answers.count("1")
+    assert ones >= 20 and result.stderr.strip() == (
+        f"note: {ones} of the 100 held-out rows ({ones}%) have the gold answer '1': one answer to every question "
+        "scores that much")  # fmt: skip
+    summed = run_cli("gym", "generate", "leg_counting", "--size", "100", "--out", str(tmp_path / "legs.jsonl"))
+    assert summed.returncode == 0 and "gold answer" not in summed.stderr
