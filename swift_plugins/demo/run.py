@@ -128,6 +128,18 @@ def _stage_cost(seconds: float, cpu_seconds: float) -> str:
     return f"done in {_clock(seconds)}, {cpu_seconds:,.0f} CPU-seconds"
 
 
+def _notes(log: Path) -> list[str]:
+    """The ``note: …`` lines the commands of a stage wrote to ``log``: shown on the console as the stage ends.
+
+    >>> from tempfile import mkdtemp
+    >>> log = Path(mkdtemp()) / "data.log"
+    >>> _ = log.write_text("wrote 10 rows\\nnote: 6 of the 10 rows have the gold answer '1'\\n")
+    >>> _notes(log)
+    ["note: 6 of the 10 rows have the gold answer '1'"]
+    """
+    return [line for line in log.read_text(errors="replace").splitlines() if line.startswith("note: ")]
+
+
 def _elapsed(started: float) -> str:
     """Minutes and seconds since ``started`` (a ``time.monotonic()`` reading), as ``12m05s``."""
     return _clock(time.monotonic() - started)
@@ -155,6 +167,10 @@ def _run_stage(stage: Stage, children: Children, plan: DemoPlan) -> None:
             raise LaunchError(f"{command.title} failed (status {status}): see {command.log}")
     if stage.checkpoint is not None and not is_complete(stage.checkpoint):
         raise LaunchError(f"{stage.checkpoint} was not written: see {stage.commands[-1].log}")
+    if stage.watched is None:  # a trainer's log is long, and the watch speaks for it
+        for log in dict.fromkeys(Path(command.log) for command in stage.commands):
+            for note in _notes(log):
+                children.console.show(f"  {note}")
     for folder in stage.scores:
         report = json.loads((folder / "score.json").read_text())
         children.console.show(f"  {folder.name}: accuracy {report['accuracy']:.1%}, format {report['format_rate']:.1%}")

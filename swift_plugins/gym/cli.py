@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..core.cli import int_at_least, run_task_command
@@ -45,7 +45,7 @@ def _list(args: argparse.Namespace) -> None:
 
 
 def _generate(args: argparse.Namespace) -> None:
-    from .generator import commonest_answer, generate
+    from .generator import generate
     from .settings import parse_settings
 
     settings = parse_settings(args.name, args.settings)
@@ -56,19 +56,27 @@ def _generate(args: argparse.Namespace) -> None:
     write_rows(train, args.out)
     if not args.quiet:
         print(f"wrote {len(train)} gym:{args.name} rows to {args.out}")
-        distinct = len({row["question"] for row in train})
-        if distinct < len(train):
-            print(f"note: {len(train) - distinct} of them repeat a question ({distinct} distinct): gym:{args.name} "
-                  "draws from few questions at these settings", file=sys.stderr)  # fmt: skip
     if args.test_size:
         write_rows(held_out, held_out_path(args.out))
         if not args.quiet:
             print(f"wrote {len(held_out)} held-out rows to {held_out_path(args.out)} (no question in both)")
+    for note in _notes(args.name, train, held_out):  # with --quiet too: what a reader of the results must know
+        print(f"note: {note}", file=sys.stderr)
+
+
+def _notes(name: str, train: list[dict], held_out: list[dict]) -> Iterator[str]:
+    """What ``generate`` says of the rows it wrote: questions that repeat, an answer that many questions share."""
+    from .generator import commonest_answer
+
+    distinct = len({row["question"] for row in train})
+    if distinct < len(train):
+        yield (f"{len(train) - distinct} of the {len(train)} rows repeat a question ({distinct} distinct): gym:{name} "
+               "draws from few questions at these settings")  # fmt: skip
     rows, which = (held_out, "held-out rows") if held_out else (train, "rows")
-    answer, count = commonest_answer(rows) if rows else ("", 0)
-    if not args.quiet and count >= max(COMMON_ANSWER_ROWS, len(rows) * COMMON_ANSWER_SHARE):
-        print(f"note: {count} of the {len(rows)} {which} ({count / len(rows):.0%}) have the gold answer {answer!r}: "
-              "one answer to every question scores that much", file=sys.stderr)  # fmt: skip
+    answer, count = commonest_answer(rows)
+    if count >= max(COMMON_ANSWER_ROWS, len(rows) * COMMON_ANSWER_SHARE):
+        yield (f"{count} of the {len(rows)} {which} ({count / len(rows):.0%}) have the gold answer {answer!r}: one "
+               "answer to every question scores that much")  # fmt: skip
 
 
 def _score(args: argparse.Namespace) -> None:
@@ -142,7 +150,7 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
                           "before its suffix (x.jsonl: x.test.jsonl)")
     generate.add_argument("--seed", type=int_at_least(0), default=0, help="items use seeds SEED, SEED+1, ...")
     generate.add_argument("--out", type=Path, required=True, help=".jsonl, .json or .parquet")
-    generate.add_argument("--quiet", action="store_true")
+    generate.add_argument("--quiet", action="store_true", help="no lines but the notes (on stderr)")
     generate.set_defaults(run=_generate)
 
     score = actions.add_parser("score", help="score completions against gym rows as the trainer's reward does")
