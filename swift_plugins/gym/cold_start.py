@@ -7,9 +7,8 @@ it carries the arithmetic ``expression`` whose value is the gold answer (basic_a
 each operation is one line, computed exactly, in the order it is evaluated. Where it carries the counts of each
 animal (leg_counting), each kind's legs come from the dataset's own table, then their sum. Where it carries the words
 and the letter to count (letter_counting), each word is spelled out with the count of that letter in it, then their
-sum. Otherwise the think part
-says that no steps are shown: a cold start teaches the frame, and a think made up for it would teach made-up
-reasoning.
+sum. Otherwise the think part says that no steps are shown: a cold start teaches the frame, and a think made up for
+it would teach made-up reasoning.
 
 >>> row = {"gym_dataset": "chain_sum", "gym_config": "{}", "question": "State the final answer: 4 - 9 + 2 =",
 ...        "answer": "-3", "metadata": '{"expression": "4 - 9 + 2"}'}
