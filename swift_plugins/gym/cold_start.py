@@ -99,7 +99,7 @@ def letter_steps(words: Any, letter: Any, answer: str) -> list[str] | None:
         return None
     lowered = [word.lower() for word in words]
     counts = [word.count(letter) for word in lowered]
-    steps = [f'{word}: {" ".join(word)} has {word.count(letter)} "{letter}"' for word in lowered]
+    steps = [f'{word}: {" ".join(word)} has {count} "{letter}"' for word, count in zip(lowered, counts, strict=True)]
     if len(counts) > 1:
         steps.append(" + ".join(map(str, counts)) + f" = {sum(counts)}")
     return steps if str(sum(counts)) == answer.strip() else None

@@ -8,6 +8,11 @@ from swift_plugins.gym.cold_start import NO_STEPS, assistant_turn
 from swift_plugins.gym.generator import generate
 
 
+def _think(row):
+    """The think part of the row's cold-start answer."""
+    return assistant_turn(row).split("<think>\n", 1)[1].split("\n</think>", 1)[0]
+
+
 @pytest.mark.parametrize(
     ("name", "settings"),
     [
@@ -20,16 +25,15 @@ from swift_plugins.gym.generator import generate
 def test_every_row_of_a_dataset_with_worked_steps_gets_them(name, settings):
     rows, _ = generate(name, size=200, seed=7, settings=settings)
     for row in rows:
-        turn = assistant_turn(row)
-        think = turn.split("<think>\n", 1)[1].split("\n</think>", 1)[0]
+        think = _think(row)
         assert think != NO_STEPS, row["question"]
-        assert re.findall(r"-?\d+", think)[-1] == row["answer"], turn  # the last step's result is the gold answer
+        assert re.findall(r"-?\d+", think)[-1] == row["answer"], think  # the last step's result is the gold answer
 
 
 def test_letter_counting_spells_each_word_with_its_count():
     rows, _ = generate("letter_counting", size=50, seed=3, settings={"min_words": 3, "max_words": 5})
     for row in rows:
-        think = assistant_turn(row).split("<think>\n", 1)[1].split("\n</think>", 1)[0]
+        think = _think(row)
         words = row["question"].rsplit('"', 2)[1].split()
         letter = row["question"].split('"', 2)[1]
         for word in words:
