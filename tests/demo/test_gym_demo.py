@@ -27,7 +27,7 @@ DATASETS = ("basic_arithmetic", "letter_counting")
 # lists and grids
 COLD_START_DATASETS = (
     "basic_arithmetic", "chain_sum", "products", "gsm_symbolic", "leg_counting", "letter_counting", "spell_backward",
-    "word_sorting", "number_sorting", "rotate_matrix", "zebra_puzzles",
+    "word_sorting", "word_sequence_reversal", "number_sorting", "rotate_matrix", "zebra_puzzles",
 )  # fmt: skip
 
 
