@@ -175,6 +175,7 @@ class DemoPlan:
     watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
     select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
+    select_candidates: int = 0  # SELECT_CANDIDATES: the selection answers the first this many rows (0: every one)
     bf16: bool = False  # SFT and GRPO in bfloat16 autocast; rollouts, selection, evaluations in bfloat16: AVX-512
     python: str = sys.executable
 
@@ -219,6 +220,7 @@ class DemoPlan:
             watch=watch_mode(env),
             thresholds=watch_thresholds(env),
             select_samples=_select_samples(env, scale),
+            select_candidates=_select_candidates(env, scale, task),
             bf16=bf16,
         )
 
@@ -314,10 +316,18 @@ def _select_samples(env: Mapping[str, str], scale: Scale) -> int:
     return samples
 
 
+def _select_candidates(env: Mapping[str, str], scale: Scale, task: DemoTask) -> int:
+    """``SELECT_CANDIDATES``: how many training rows, from the first, the selection answers (0: every one)."""
+    candidates = positive_int(env, "SELECT_CANDIDATES", scale.select_limit, minimum=0)
+    if candidates > task.train_rows:
+        raise SettingError(f"SELECT_CANDIDATES={candidates}: there are {task.train_rows} training rows (0: every one)")
+    return candidates
+
+
 def select_command(plan: DemoPlan) -> Command:
-    """The selection: the first ``select_limit`` training rows, each answered ``select_samples`` times by the SFT
+    """The selection: the first ``select_candidates`` training rows, each answered ``select_samples`` times by the SFT
     checkpoint as GRPO samples (temperature 1, the 50 likeliest tokens); those it solves sometimes are GRPO's."""
-    limit = plan.scale.select_limit or plan.task.train_rows
+    limit = plan.select_candidates or plan.task.train_rows
     return plan.package(
         "swift_plugins", "select", str(plan.sft_checkpoint), "--task", plan.task.name,
         "--candidates", str(plan.rows), "--limit", str(limit), "--out", str(plan.selected),

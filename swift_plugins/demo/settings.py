@@ -52,6 +52,8 @@ SETTINGS = (
     SettingHelp("EVAL_PUZZLES", "held-out rows, evaluated after every stage", ("500",), "a positive integer"),
     SettingHelp("SELECT_SAMPLES", "answers to each candidate training row before GRPO; GRPO trains on the rows "
                 "solved sometimes", ("8",), "0 (no selection: GRPO on every training row), or an integer >= 2"),
+    SettingHelp("SELECT_CANDIDATES", "training rows the selection answers, from the first",
+                ("160 (cpu)", "every one (gpu)"), "0 (every one), or an integer up to the training rows (1,500)"),
     SettingHelp("SEED", "the rows, the SFT order, the selection's answers and GRPO's sampling", ("0",),
                 "a non-negative integer"),
     *map(_shared, ("WATCH", "WATCH_SET", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT", "DRY_RUN")),

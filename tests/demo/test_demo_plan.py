@@ -133,6 +133,15 @@ def test_a_selection_stage_chooses_grpos_puzzles_with_the_sft_checkpoint():
     assert Flags(grpo_command(unselected).argv[2:]).value("dataset") == str(demo.data / "puzzles.jsonl")
 
 
+def test_select_candidates_is_how_many_training_rows_the_selection_answers():
+    def candidates(demo):
+        (select,) = stages(demo)[5].commands
+        return build_parser().parse_args(list(select.argv[3 : select.argv.index("--")])).limit
+
+    assert candidates(plan()) == 160 and candidates(plan(SELECT_CANDIDATES="240")) == 240
+    assert candidates(plan(SELECT_CANDIDATES="0")) == candidates(plan(DEMO_SCALE="gpu")) == 1500
+
+
 def test_extra_flags_replace_the_plans_own():
     rlhf = Flags(grpo_command(plan(), extra=["--learning_rate", "2e-5"]).argv[2:])
     assert rlhf.value("learning_rate") == "2e-5" and rlhf.names().count("learning_rate") == 1
@@ -145,6 +154,7 @@ def test_extra_flags_replace_the_plans_own():
         ({"DEMO_SCALE": "fast"}, "DEMO_SCALE=fast: expected cpu or gpu (or unset: chosen from the hardware)"),
         ({"SEED": "-1"}, "SEED must be a non-negative integer, got '-1'"),
         ({"SELECT_SAMPLES": "1"}, "SELECT_SAMPLES=1: a solve rate needs at least 2 answers a puzzle (0: no selection)"),
+        ({"SELECT_CANDIDATES": "2000"}, "SELECT_CANDIDATES=2000: there are 1500 training rows (0: every one)"),
     ],
 )
 def test_bad_settings_are_refused(env, message):
