@@ -166,7 +166,7 @@ def _training(setting: Setting, plan: DemoPlan, folder: Path) -> tuple[list[str]
     if setting.trainer == "trl":  # the candidates the package's selection answers, and its completions a step
         candidates = folder / "candidates.jsonl"
         lines = plan.rows.read_text().splitlines(keepends=True)
-        candidates.write_text("".join(lines[: plan.scale.select_limit or len(lines)]))
+        candidates.write_text("".join(lines[: plan.select_candidates or len(lines)]))
         argv = [sys.executable, str(REPO / "benchmarks" / "trl_grpo.py"), str(plan.sft_checkpoint), str(candidates),
                 str(folder / "grpo"), "--seed", str(plan.seed), "--completions", str(plan.completions_per_step()),
                 "--max-completion-length", str(plan.task.completion_tokens),

@@ -132,7 +132,7 @@ class Scale:
     grpo_args: tuple[str, ...]
     vllm_args: tuple[str, ...]  # GRPO's flags when vLLM generates
     select_samples: int = 0  # before GRPO, answers to each candidate row (0: GRPO on every training row)
-    select_limit: int = 0  # the candidates: the first this many training rows (0: every one)
+    select_candidates: int = 0  # the candidates: the first this many training rows (0: every one)
     completion_cap: int | None = None  # the most tokens a completion has, whatever the task's own length
     base_limit: int = 0  # the base model answers the first this many held-out rows (0: every one)
     bf16: bool = False  # GRPO in bfloat16 autocast over the float32 weights, on a CPU with AVX-512
@@ -145,7 +145,7 @@ SCALES = {
         "cpu", 16, 500, 1, 50,
         ("--per_device_train_batch_size", "32", "--use_cpu", "true", "--lr_scheduler_type", "constant"),
         ("--vllm_max_model_len", "512", *EAGER),
-        select_samples=8, select_limit=160, completion_cap=256, bf16=True, base_limit=100,
+        select_samples=8, select_candidates=160, completion_cap=256, bf16=True, base_limit=100,
     ),
     # The one-H100 run of the README: 64 completions a step, float32; a third of the card is ample for vLLM.
     "gpu": Scale(
@@ -318,7 +318,7 @@ def _select_samples(env: Mapping[str, str], scale: Scale) -> int:
 
 def _select_candidates(env: Mapping[str, str], scale: Scale, task: DemoTask) -> int:
     """``SELECT_CANDIDATES``: how many training rows, from the first, the selection answers (0: every one)."""
-    candidates = positive_int(env, "SELECT_CANDIDATES", scale.select_limit, minimum=0)
+    candidates = positive_int(env, "SELECT_CANDIDATES", scale.select_candidates, minimum=0)
     if candidates > task.train_rows:
         raise SettingError(f"SELECT_CANDIDATES={candidates}: there are {task.train_rows} training rows (0: every one)")
     return candidates

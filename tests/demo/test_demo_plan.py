@@ -118,12 +118,17 @@ def test_grpo_evals_spaces_the_evaluated_checkpoints_evenly():
     assert evaluated == ["base", "sft", "grpo-3", "grpo-6", "grpo-8"]
 
 
+def selection_args(demo: DemoPlan):
+    """The selection stage's ``python -m swift_plugins select`` arguments, parsed by the package's own parser."""
+    (select,) = stages(demo)[5].commands
+    return build_parser().parse_args(list(select.argv[3 : select.argv.index("--")]))
+
+
 def test_a_selection_stage_chooses_grpos_puzzles_with_the_sft_checkpoint():
     demo = plan(SELECT_SAMPLES="4")
     titles = [stage.title for stage in stages(demo)]
     assert len(titles) == 9 and titles[5].startswith("the training puzzles the SFT checkpoint solves sometimes")
-    (select,) = stages(demo)[5].commands
-    args = build_parser().parse_args(list(select.argv[3 : select.argv.index("--")]))
+    args = selection_args(demo)
     assert (args.model, args.candidates, args.out, args.samples) == (
         str(demo.sft_checkpoint), demo.data / "puzzles.jsonl", demo.selected, 4)
     assert args.held_out == demo.held_out and args.max_new_tokens == 76 and args.top_k == 50
@@ -134,12 +139,8 @@ def test_a_selection_stage_chooses_grpos_puzzles_with_the_sft_checkpoint():
 
 
 def test_select_candidates_is_how_many_training_rows_the_selection_answers():
-    def candidates(demo):
-        (select,) = stages(demo)[5].commands
-        return build_parser().parse_args(list(select.argv[3 : select.argv.index("--")])).limit
-
-    assert candidates(plan()) == 160 and candidates(plan(SELECT_CANDIDATES="240")) == 240
-    assert candidates(plan(SELECT_CANDIDATES="0")) == candidates(plan(DEMO_SCALE="gpu")) == 1500
+    assert selection_args(plan()).limit == 160 and selection_args(plan(SELECT_CANDIDATES="240")).limit == 240
+    assert selection_args(plan(SELECT_CANDIDATES="0")).limit == selection_args(plan(DEMO_SCALE="gpu")).limit == 1500
 
 
 def test_extra_flags_replace_the_plans_own():
