@@ -144,7 +144,7 @@ locks-dry-run: install
 	$(BIN)/python requirements/lock.py dry-run
 
 demo: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" bash shell/countdown_demo.sh
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash shell/countdown_demo.sh $(ARGS)
 
 smoke: install
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash shell/countdown_cpu_smoke.sh

@@ -22,6 +22,8 @@
 #   shell/countdown_demo.sh          (or: make demo)
 #   TASK=gym:basic_arithmetic shell/countdown_demo.sh   (or: make demo TASK=gym:basic_arithmetic)
 #   DRY_RUN=1 shell/countdown_demo.sh   print every stage's command, run nothing
+#   shell/countdown_demo.sh --learning_rate 2e-5   swift rlhf flags for the GRPO
+#       stage, each replacing its own (or: make demo ARGS='--learning_rate 2e-5')
 #   shell/countdown_demo.sh --help   this text and every setting
 #
 # Needs `swift` and this package with its demo extra (make install); a gym task

@@ -46,8 +46,8 @@ from .settings import refused
 from .task import DemoTask, demo_task
 
 __all__ = [
-    "SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_args", "grpo_command", "model_args", "select_command",
-    "sft_args", "stages",
+    "OWNED_FLAGS", "SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_args", "grpo_command", "grpo_extra",
+    "model_args", "select_command", "sft_args", "stages",
 ]  # fmt: skip
 
 # Offline: transformers, datasets and huggingface_hub honour these; --check_model false (below) stops swift's
@@ -176,6 +176,7 @@ class DemoPlan:
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
     select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
     select_candidates: int = 0  # SELECT_CANDIDATES: the selection answers the first this many rows (0: every one)
+    grpo_extra: tuple[str, ...] = ()  # the script's arguments: swift rlhf flags that replace the GRPO stage's own
     bf16: bool = False  # SFT and GRPO in bfloat16 autocast; rollouts, selection, evaluations in bfloat16: AVX-512
     python: str = sys.executable
 
@@ -188,9 +189,11 @@ class DemoPlan:
         cuda_device: str | None,
         vllm_version: str | None,
         cpu_capability: str = "AVX512",
+        extra: Sequence[str] = (),
     ) -> DemoPlan:
         """The plan ``env`` asks for on hardware with ``cuda_device`` (or none), vLLM ``vllm_version`` (or none) and
-        a CPU of ``cpu_capability`` (torch's ``torch.backends.cpu.get_cpu_capability()``)."""
+        a CPU of ``cpu_capability`` (torch's ``torch.backends.cpu.get_cpu_capability()``), with the script's ``extra``
+        arguments as the GRPO stage's flags (:func:`grpo_extra`)."""
         scale, reason = choose_scale(env.get("DEMO_SCALE") or "auto", cuda_device)
         bf16 = scale.bf16 and cpu_capability.startswith("AVX512")
         if scale.bf16 and not bf16:
@@ -221,6 +224,7 @@ class DemoPlan:
             thresholds=watch_thresholds(env),
             select_samples=_select_samples(env, scale),
             select_candidates=_select_candidates(env, scale, task),
+            grpo_extra=grpo_extra(extra),
             bf16=bf16,
         )
 
@@ -354,8 +358,40 @@ def choose_scale(requested: str, cuda_device: str | None) -> tuple[Scale, str]:
     return SCALES["gpu"], ("DEMO_SCALE=gpu; " if requested == "gpu" else "") + f"CUDA device visible ({cuda_device})"
 
 
+# The GRPO flags that a demo setting or another stage decides: an extra argument setting one is refused.
+OWNED_FLAGS = {
+    "rlhf_type": "the stage is GRPO",
+    "model": "GRPO starts from the SFT checkpoint",
+    "dataset": "GRPO trains on the selected rows (SELECT_SAMPLES, SELECT_CANDIDATES)",
+    "external_plugins": "the package's plugin gives the rewards",
+    "output_dir": "set OUTPUT_DIR",
+    "max_steps": "set GRPO_STEPS",
+    "save_steps": "set GRPO_EVALS",
+    "seed": "set SEED",
+    "max_completion_length": "the selection and the evaluations answer in the task's length",
+}
+
+
+def grpo_extra(extra: Sequence[str]) -> tuple[str, ...]:
+    """The script's arguments, checked as ``swift rlhf`` flags for the GRPO stage (each replaces the stage's own);
+    one that :data:`OWNED_FLAGS` names is refused, as the stages around GRPO would not follow it.
+
+    >>> grpo_extra(["--learning_rate", "2e-5", "--beta", "0.04"])
+    ('--learning_rate', '2e-5', '--beta', '0.04')
+    >>> grpo_extra(["--max_steps=8"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    swift_plugins.core.errors.SettingError: --max_steps in the arguments: set GRPO_STEPS (the arguments are ...)
+    """
+    for name in Flags(extra, "the arguments (swift rlhf flags for the GRPO stage)").names():
+        if name in OWNED_FLAGS:
+            raise SettingError(f"--{name} in the arguments: {OWNED_FLAGS[name]} (the arguments are swift rlhf flags "
+                               "for the GRPO stage)")  # fmt: skip
+    return tuple(extra)
+
+
 def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence[str] = ()) -> Command:
-    """GRPO from the SFT checkpoint; ``extra`` flags replace the plan's (benchmarks try other settings)."""
+    """GRPO from the SFT checkpoint, with the script's arguments (``plan.grpo_extra``); ``extra`` flags replace the
+    plan's (benchmarks try other settings)."""
     output_dir = output_dir or plan.output_dir / "grpo"
     generation = ["--use_vllm", "true", "--vllm_mode", "colocate", *plan.scale.vllm_args,
                   *(BF16_ROLLOUT if plan.bf16 else ())] if plan.vllm else []  # fmt: skip
@@ -367,6 +403,7 @@ def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence
                    "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
     if plan.vllm and plan.task.model_len:
         flags.update(["--vllm_max_model_len", str(plan.task.model_len)])
+    flags.update(plan.grpo_extra)
     flags.update(extra)
     log = output_dir.parent / f"{output_dir.name}.log"
     return Command("GRPO", OFFLINE_ENV, ("swift", "rlhf", *flags.argv()), str(log))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -23,6 +24,7 @@ from ..core.settings import parse_bool
 from ..integration.vllm_cpu import installed_vllm
 from ..launch.follow import follow_trainer
 from ..launch.script import usage
+from ..preflight.host import check_swift_flags
 from ..selection.select import Selection
 from ..watch.checkpoints import is_complete, newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
@@ -57,9 +59,8 @@ def demo_help(script: str) -> str:
 
 
 def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, children: Children) -> int:
-    """The ``countdown_demo`` recipe: DRY_RUN prints the plan, else the stages run."""
-    if extra:
-        raise SettingError("no arguments expected (settings are environment variables; see --help)")
+    """The ``countdown_demo`` recipe: DRY_RUN prints the plan, else the stages run; ``extra``: swift rlhf flags for
+    the GRPO stage, parsed by ms-swift's own arguments before anything runs (every swift flag of a run is)."""
     try:
         cuda_device, vllm_version, hint, cpu = detect_hardware()
     except SettingError as no_torch:
@@ -67,10 +68,13 @@ def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, 
             raise
         cuda_device, vllm_version, cpu = None, installed_vllm()[0], "AVX512"  # the measured CPU's plan
         hint = f"; {no_torch}: planned for a CPU host"
-    plan = DemoPlan.for_hardware(env, repo, cuda_device=cuda_device, vllm_version=vllm_version, cpu_capability=cpu)
+    plan = DemoPlan.for_hardware(env, repo, cuda_device=cuda_device, vllm_version=vllm_version, cpu_capability=cpu,
+                                 extra=extra)  # fmt: skip
     plan = replace(plan, reason=plan.reason + hint)
     if plan.scale.name == "gpu" and cuda_device is None and not plan.dry_run:
         raise SettingError("DEMO_SCALE=gpu, but torch sees no CUDA device: unset DEMO_SCALE for the CPU run")
+    if extra or not plan.dry_run:  # DRY_RUN prints the demo's own flags, which the tests parse with ms-swift's classes
+        check_swift_flags([command for stage in stages(plan) for command in stage.commands], repo, children.console)
     if plan.dry_run:
         _print_plan(plan, children.console)
         return 0
@@ -91,8 +95,9 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
     """Run the stages in order, each command's output to its log; a failed command names its log."""
     console, started = children.console, time.monotonic()
     console.note(f"{plan.scale.name} scale: {plan.reason}")
-    console.note(f"SFT {plan.sft_steps} steps; GRPO {plan.grpo_steps} steps, a checkpoint every {plan.save_steps}; "
-                 f"{plan.eval_puzzles} held-out {plan.task.unit} -> {plan.output_dir}")  # fmt: skip
+    console.note(f"SFT {plan.sft_steps} steps; GRPO {plan.grpo_steps} steps, a checkpoint every {plan.save_steps}"
+                 + (f", with {shlex.join(plan.grpo_extra)}" if plan.grpo_extra else "")
+                 + f"; {plan.eval_puzzles} held-out {plan.task.unit} -> {plan.output_dir}")  # fmt: skip
     for folder in ("eval", "data"):
         (plan.output_dir / folder).mkdir(parents=True, exist_ok=True)
     planned = stages(plan)

@@ -12,7 +12,7 @@ import pytest
 from swift_plugins.cli import build_parser
 from swift_plugins.core.errors import SettingError
 from swift_plugins.core.flags import Flags
-from swift_plugins.demo.plan import SCALES, DemoPlan, grpo_command, stages
+from swift_plugins.demo.plan import OWNED_FLAGS, SCALES, DemoPlan, grpo_command, stages
 
 from ..helpers import REPO, shell_commands, unknown_to_swift
 
@@ -148,6 +148,23 @@ def test_extra_flags_replace_the_plans_own():
     assert rlhf.value("learning_rate") == "2e-5" and rlhf.names().count("learning_rate") == 1
 
 
+def test_the_scripts_arguments_replace_the_grpo_stages_flags_and_no_other_stages():
+    demo = DemoPlan.for_hardware({"OUTPUT_DIR": "/demo"}, REPO, cuda_device=None, vllm_version=None,
+                                 extra=["--learning_rate", "2e-5", "--beta=0.04"])  # fmt: skip
+    found, own = commands(demo), commands(plan())
+    assert (found["rlhf"].value("learning_rate"), found["rlhf"].value("beta")) == ("2e-5", "0.04")
+    changed = {name for name in found["rlhf"].names() if found["rlhf"].value(name) != own["rlhf"].value(name)}
+    assert changed == {"learning_rate", "beta"} and found["rlhf"].names() == own["rlhf"].names()
+    assert found["sft"].argv() == own["sft"].argv() and found["select"] == own["select"]
+
+
+@pytest.mark.parametrize("name", sorted(OWNED_FLAGS))
+def test_an_argument_that_a_setting_or_another_stage_decides_is_refused(name):
+    with pytest.raises(SettingError, match=f"^--{name} in the arguments: "):
+        DemoPlan.for_hardware({"OUTPUT_DIR": "/demo"}, REPO, cuda_device=None, vllm_version=None,
+                              extra=["--learning_rate", "2e-5", f"--{name}", "1"])  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "env, message",
     [
@@ -192,11 +209,17 @@ def test_the_script_refuses_a_bad_setting_before_anything_runs(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_the_script_takes_no_arguments(tmp_path):
-    result = run_script(tmp_path, "--seed", "1")
-    assert result.returncode == 1
-    assert result.stderr.strip() == "countdown_demo.sh: error: no arguments expected (settings are environment " \
-        "variables; see --help)"
+def test_the_scripts_arguments_are_parsed_by_ms_swift_before_anything_runs(tmp_path):
+    result = run_script(tmp_path, "--learning_rate", "2e-5", DRY_RUN="1")
+    assert result.returncode == 0, result.stderr
+    assert "parsed every flag of swift sft and swift rlhf" in result.stderr.splitlines()[0]
+    rlhf = next(words for words in shell_commands(result.stdout) if "rlhf" in words)
+    assert Flags(rlhf[rlhf.index("rlhf") + 1 :]).value("learning_rate") == "2e-5"
+    for refused, message in [(["--learning_rat", "2e-5"], "swift rlhf has no flag --learning_rat; the closest is "
+                               "--learning_rate (ms-swift"), (["--seed", "1"], "--seed in the arguments: set SEED")]:
+        result = run_script(tmp_path, *refused)  # a run, refused before its first stage
+        assert result.returncode == 1 and message in result.stderr.strip().splitlines()[-1], result.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_gpu_scale_without_a_cuda_device_is_refused_before_anything_runs(tmp_path):
