@@ -55,6 +55,15 @@ NO_REPO = Path("/repo")  # a checkout that is not there: what needs no file of i
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what the launcher's Children take over
 
 
+def load_script(path: Path):
+    """The module of a script outside the package (a benchmark, the lock tool), imported from its file."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module
+
+
 def flag(argv: Sequence[str], name: str) -> str | None:
     """Value after the last ``name`` in argv (argparse keeps the last), or None."""
     values = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == name]

@@ -1,16 +1,12 @@
 """The README's table of what the eval-based reference reward (benchmarks/bench_rewards.py) gets wrong."""
 
-import importlib.util
-
 import pytest
 
 from swift_plugins.countdown.rewards import countdown_accuracy_reward
 
-from ..helpers import REPO
+from ..helpers import REPO, load_script
 
-_spec = importlib.util.spec_from_file_location("bench_rewards", REPO / "benchmarks" / "bench_rewards.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = load_script(REPO / "benchmarks" / "bench_rewards.py")
 
 TABLE = [  # (answer, nums, target, reference, ours)
     ("1.5*2", [1, 5, 2], 3, 1.0, 0.0),

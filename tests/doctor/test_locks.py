@@ -11,7 +11,6 @@ exact pin a package, the project itself left out. Whether pip installs it is `ma
 """
 
 import doctest
-import importlib.util
 import json
 import re
 import subprocess
@@ -22,12 +21,9 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from ..helpers import REPO
+from ..helpers import REPO, load_script
 
-spec = importlib.util.spec_from_file_location("requirements_lock", REPO / "requirements" / "lock.py")
-lock = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = lock
-spec.loader.exec_module(lock)
+lock = load_script(REPO / "requirements" / "lock.py")
 
 STACKS = list(lock.gpu_stacks().values())
 PER_PYTHON = [(stack, python) for stack in STACKS for python in lock.pythons(stack)]
