@@ -30,7 +30,8 @@ from swift_plugins.countdown.rewards import countdown_accuracy_reward
 CHATML = "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n"  # ms-swift's chatml template, no system turn
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The script's arguments (``bench_grpo_cpu.py`` builds its ``trl`` row's command line from them)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoint", type=Path)
     parser.add_argument("rows", type=Path, help="Countdown rows (nums, target) to train on")
@@ -42,7 +43,11 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--save-steps", type=int, default=4)
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast over the float32 weights")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = build_parser().parse_args()
 
     from datasets import Dataset
     from transformers import AutoTokenizer, TrainerCallback
