@@ -3,6 +3,7 @@ classes, and the entry script's DRY_RUN and refusals (one process each)."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -156,6 +157,19 @@ def test_the_scripts_arguments_replace_the_grpo_stages_flags_and_no_other_stages
     changed = {name for name in found["rlhf"].names() if found["rlhf"].value(name) != own["rlhf"].value(name)}
     assert changed == {"learning_rate", "beta"} and found["rlhf"].names() == own["rlhf"].names()
     assert found["sft"].argv() == own["sft"].argv() and found["select"] == own["select"]
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--num_generations", "7"], "--num_generations 7 does not divide the 32 completions of a generation batch"),
+        (["--reward_weights", "1"], "--reward_weights 1 gives 1 weight(s) to the 2 rewards of --reward_funcs"),
+        (["--report_to", "wandbx"], "--report_to wandbx is not a logger ms-swift accepts"),
+    ],
+)
+def test_what_ms_swift_checks_only_after_loading_the_model_is_refused_first(extra, message):
+    with pytest.raises(SettingError, match=f"^{re.escape(message)}"):
+        DemoPlan.for_hardware({"OUTPUT_DIR": "/demo"}, REPO, cuda_device=None, vllm_version=None, extra=extra)
 
 
 @pytest.mark.parametrize("name", sorted(OWNED_FLAGS))
