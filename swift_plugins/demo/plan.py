@@ -39,7 +39,7 @@ from ..core.flags import Flags
 from ..core.settings import parse_bool, positive_int
 from ..gym.bounded import pool_settings
 from ..integration.vllm_cpu import EAGER, installed_vllm
-from ..preflight.trainer import check_batches, check_report_to, check_reward_weights
+from ..preflight.trainer import check_trainer_flags
 from ..watch.checkpoints import is_complete
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
@@ -228,7 +228,8 @@ class DemoPlan:
             grpo_extra=grpo_extra(extra),
             bf16=bf16,
         )
-        _check_grpo_flags(Flags(grpo_command(plan).argv[2:]))
+        # what ms-swift checks only once the model is loaded, as the recipes' preflight checks it (one process)
+        check_trainer_flags(Flags(grpo_command(plan).argv[2:]), 1, lambda flag, value, _setting: f"--{flag} {value}")
         return plan
 
     @classmethod
@@ -390,14 +391,6 @@ def grpo_extra(extra: Sequence[str]) -> tuple[str, ...]:
             raise SettingError(f"--{name} in the arguments: {OWNED_FLAGS[name]} (the arguments are swift rlhf flags "
                                "for the GRPO stage)")  # fmt: skip
     return tuple(extra)
-
-
-def _check_grpo_flags(flags: Flags) -> None:
-    """What ms-swift checks of the GRPO stage's flags only once its model is loaded (the recipes' preflight): the
-    batch arithmetic of the one training process, a weight a reward, the logger."""
-    check_batches(flags, 1)
-    check_reward_weights(flags)
-    check_report_to(flags, lambda flag, value, _setting: f"--{flag} {value}")
 
 
 def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence[str] = ()) -> Command:

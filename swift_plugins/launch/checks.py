@@ -31,9 +31,7 @@ def check_plan(plan: Plan, console: Console) -> None:
     paths.check_plugin(settings.repo)
     if plan.trainer is None:
         return
-    trainer.check_report_to(flags, plan.origin)
-    trainer.check_batches(flags, settings.world_size)
-    trainer.check_reward_weights(flags)
+    trainer.check_trainer_flags(flags, settings.world_size, plan.origin)
     if not settings.smoke:  # the launcher builds a smoke run's model and data
         selected = {str(settings.selected): settings.dataset} if settings.selection is not None else {}
         paths.check_paths(flags, plan.origin, settings.task, console, selected)

@@ -17,7 +17,10 @@ from ..core.errors import SettingError
 from ..core.flags import Flags
 from ..core.settings import parse_int
 
-__all__ = ["REPORT_TO_VALUES", "Origin", "check_batches", "check_lengths", "check_report_to", "check_reward_weights"]
+__all__ = [
+    "REPORT_TO_VALUES", "Origin", "check_batches", "check_lengths", "check_report_to", "check_reward_weights",
+    "check_trainer_flags",
+]  # fmt: skip
 
 # transformers' INTEGRATION_TO_CALLBACK (transformers/integrations/integration_utils.py; "... is not supported"
 # otherwise) plus its "all" and "none"; ms-swift passes --report_to through to TrainingArguments.
@@ -95,6 +98,14 @@ def check_reward_weights(flags: Flags) -> None:
             f"--reward_weights {' '.join(weights)} gives {len(weights)} weight(s) to the {len(rewards)} rewards of "
             f"--reward_funcs {' '.join(rewards)}: one weight a reward, in that order"
         )
+
+
+def check_trainer_flags(flags: Flags, world: int, origin: Origin) -> None:
+    """What ms-swift checks of a trainer's flags only once its model is loaded: the logger, the batch arithmetic of
+    ``world`` training processes, a weight a reward."""
+    check_report_to(flags, origin)
+    check_batches(flags, world)
+    check_reward_weights(flags)
 
 
 def check_lengths(flags: Flags, engine: Flags, setting: int) -> None:
