@@ -92,7 +92,7 @@ def main() -> None:
     with ScorePool(args.workers, args.timeout) as pool:
         pool.score([request("basic_arithmetic", "5", GOLD_ROW)] * args.workers)  # started before the clock runs
         for name in args.tasks:
-            rows, _ = generate(name, size=args.rows, seed=0)
+            rows = generate(name, size=args.rows, seed=0).train
             good = [benign(row) for row in rows]
             every = [texts + (hostile() if index % 8 == 0 else []) for index, texts in enumerate(good)]
             baseline = direct_rate(name, rows, good)

@@ -97,7 +97,7 @@ def searched(item: tuple[str, int, int]) -> tuple[str, int, Counter, Counter, fl
 
     name, size, seed = item
     with contextlib.redirect_stdout(sys.stderr):  # some generators and scorers print: keep the table clean
-        rows, _ = generate(name, size=size, seed=seed)
+        rows = generate(name, size=size, seed=seed).train
         start = time.perf_counter()
         tried, missed = search(rows, through_the_reward)
         seconds = time.perf_counter() - start

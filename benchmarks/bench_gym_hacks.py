@@ -47,7 +47,7 @@ from swift_plugins.gym.hacks import Finding, search
 
 
 def rows_of(name: str, size: int, seed: int) -> list[dict]:
-    return generate(name, size=size, seed=seed)[0]
+    return generate(name, size=size, seed=seed).train
 
 
 def generated(names: list[str], size: int, seed: int) -> dict[str, list[dict]]:
@@ -115,7 +115,7 @@ def run_search(args: argparse.Namespace) -> None:
 
 
 def run_load(args: argparse.Namespace) -> None:
-    rows, _ = generate(args.name, size=20, seed=0)
+    rows = generate(args.name, size=20, seed=0).train
     print(f"{args.name}: one gold answer a call, 2 workers, bound 1 s\n")
     print("| busy processes | calls | median | 99th percentile | worst | slowest score (the worker's time) | not 1.0 "
           "|\n|---|---|---|---|---|---|---|")  # fmt: skip

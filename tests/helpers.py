@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from swift_plugins.core.console import Console
+from swift_plugins.core.files import held_out_path
 from swift_plugins.demo.settings import SCRIPT as DEMO_SCRIPT
 from swift_plugins.demo.settings import SETTINGS as DEMO_SETTINGS
 from swift_plugins.launch.catalog import ALL, entries, recipe_names
@@ -100,15 +101,17 @@ def plan(
 _HANDED_OUT: set[int] = set()
 
 
-def generated_splits(folder: Path, *generate: str) -> dict[str, tuple[bytes, bytes]]:
-    """``python -m swift_plugins <generate> --seed S --out F`` for seed 0 twice (to other files) and seed 1: the bytes
-    of each run's training and held-out files, by run (``a``, ``b``: seed 0; ``c``: seed 1)."""
+def generated_splits(folder: Path, *generate: str) -> dict[str, dict[str, bytes]]:
+    """``python -m swift_plugins <generate> --seed S --out F`` for seed 0 twice (to other files, runs ``a`` and ``b``),
+    seed 1 (``c``) and seed 1 with ``--split-seed 0`` (``d``): the bytes of each file a run wrote, by split (``train``,
+    ``dev``, ``test``)."""
     splits = {}
-    for name, seed in (("a", 0), ("b", 0), ("c", 1)):
+    for name, seeds in (("a", ("0",)), ("b", ("0",)), ("c", ("1",)), ("d", ("1", "--split-seed", "0"))):
         out = folder / f"{name}.jsonl"
-        subprocess.run([sys.executable, "-m", "swift_plugins", *generate, "--seed", str(seed), "--out", str(out),
+        subprocess.run([sys.executable, "-m", "swift_plugins", *generate, "--seed", *seeds, "--out", str(out),
                         "--quiet"], check=True, cwd=REPO, timeout=300)  # fmt: skip
-        splits[name] = out.read_bytes(), out.with_name(f"{out.stem}.test.jsonl").read_bytes()
+        files = {"train": out, "dev": held_out_path(out, "dev"), "test": held_out_path(out)}
+        splits[name] = {split: path.read_bytes() for split, path in files.items() if path.exists()}
     return splits
 
 

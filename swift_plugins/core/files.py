@@ -143,34 +143,34 @@ def atomic_folder(path: str | Path) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def held_out_path(path: str | Path) -> Path:
-    """Where a data file's held-out split goes (``generate --test-size``): ``.test`` before the suffix.
+def held_out_path(path: str | Path, split: str = "test") -> Path:
+    """Where a data file's held-out split goes (``generate --test-size``, ``--dev-size``): its name before the suffix.
 
-    >>> held_out_path("data/train.jsonl")
-    PosixPath('data/train.test.jsonl')
+    >>> held_out_path("data/train.jsonl"), held_out_path("data/train.jsonl", "dev")
+    (PosixPath('data/train.test.jsonl'), PosixPath('data/train.dev.jsonl'))
     """
     path = Path(path)
-    return path.with_name(f"{path.stem}.test{path.suffix}")
+    return path.with_name(f"{path.stem}.{split}{path.suffix}")
 
 
-def split_paths(out: str | Path, size: int, test_size: int) -> tuple[Path | None, Path | None]:
-    """Where ``generate --size SIZE --test-size TEST_SIZE --out OUT`` writes its training and held-out rows.
+def split_paths(out: str | Path, size: int, test_size: int, dev_size: int = 0) -> dict[str, Path]:
+    """Where ``generate --size SIZE --test-size TEST_SIZE --dev-size DEV_SIZE --out OUT`` writes each split it has.
 
-    The training rows go to ``out`` and the held-out rows beside it (:func:`held_out_path`), the file the
-    launcher takes as a dataset's held-out split. With ``size`` 0 the held-out rows are the only rows, so
-    they go to ``out`` itself. None: that split has no file.
+    The training rows go to ``out`` and the held-out rows beside it (:func:`held_out_path`), the test file the
+    launcher takes as a dataset's held-out split. With ``size`` and ``dev_size`` 0 the test rows are the only rows,
+    so they go to ``out`` itself.
 
-    >>> split_paths("data/train.jsonl", 50000, 1000)
-    (PosixPath('data/train.jsonl'), PosixPath('data/train.test.jsonl'))
+    >>> split_paths("data/train.jsonl", 50000, 1000, 500)  # doctest: +NORMALIZE_WHITESPACE
+    {'train': PosixPath('data/train.jsonl'), 'dev': PosixPath('data/train.dev.jsonl'),
+     'test': PosixPath('data/train.test.jsonl')}
     >>> split_paths("data/eval.jsonl", 0, 1000)
-    (None, PosixPath('data/eval.jsonl'))
-    >>> split_paths("data/train.jsonl", 64, 0)
-    (PosixPath('data/train.jsonl'), None)
+    {'test': PosixPath('data/eval.jsonl')}
     """
     out = Path(out)
-    if not test_size:
-        return out, None
-    return (out, held_out_path(out)) if size else (None, out)
+    if not size and not dev_size:
+        return {"test": out} if test_size else {}
+    sizes = {"train": size, "dev": dev_size, "test": test_size}
+    return {name: out if name == "train" else held_out_path(out, name) for name, count in sizes.items() if count}
 
 
 def write_text(text: str, path: str | Path) -> Path:

@@ -18,9 +18,9 @@ from ..core.cli import add_score_command, run_task_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
 from ..core.files import check_output, split_paths, write_rows, write_text
-from ..core.splits import split_held_out
+from ..core.splits import SPLIT_ROWS, split_rows
 from . import scoring
-from .data import puzzle_key, read_columns
+from .data import read_columns
 
 __all__ = ["add_command", "main"]
 
@@ -41,24 +41,18 @@ def _range(text: str) -> tuple[int, int]:
 def _generate(args: argparse.Namespace) -> None:
     from .generator import CountdownConfig, generate
 
-    train_path, held_out_path = split_paths(args.out, args.size, args.test_size)
-    for path in filter(None, (train_path, held_out_path)):
+    paths = split_paths(args.out, args.size, args.test_size, args.dev_size)
+    for path in paths.values():
         check_output(path)
     config = CountdownConfig(*args.count, *args.numbers, *args.targets)
-    total = args.size + args.test_size
-    found = generate(config, total, args.seed, jobs=args.jobs)
+    split_seed, order_seed = (args.seed, None) if args.split_seed is None else (args.split_seed, args.seed)
+    total = args.size + args.dev_size + args.test_size
+    found = generate(config, total, split_seed, jobs=args.jobs)
     rows = list(tqdm(found, total=total, unit="rows", desc="generate", disable=args.quiet))
-    train, held_out = split_held_out(rows, args.test_size, args.seed, key=_puzzle)
-    if train_path:
-        write_rows(train, train_path)
-        print(f"wrote {args.size} rows to {train_path}")
-    if held_out_path:
-        write_rows(held_out, held_out_path)
-        print(f"wrote {args.test_size} held-out rows to {held_out_path}")
-
-
-def _puzzle(row: dict) -> tuple[tuple[int, ...], int]:
-    return puzzle_key(row["nums"], row["target"])
+    split = split_rows(rows, args.test_size, split_seed, args.dev_size, order_seed)
+    for name, path in paths.items():
+        write_rows(getattr(split, name), path)
+        print(f"wrote {len(getattr(split, name))} {SPLIT_ROWS[name]} to {path}")
 
 
 def _audit(args: argparse.Namespace) -> None:
@@ -132,7 +126,10 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     gen = commands.add_parser("generate", help="write solvable, distinct Countdown rows (.jsonl, .json or .parquet)")
     gen.add_argument("--size", "--num", type=_int_at_least(0), required=True, help="training rows (--num: the same)")
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--seed", type=int, default=0, help="the puzzles drawn and held out; with --split-seed, only "
+                     "the order of the training rows")
+    gen.add_argument("--split-seed", type=int, help="the puzzles drawn and held out (default: --seed): the same "
+                     "held-out files for every --seed")
     gen.add_argument("--out", type=Path, required=True, help="output .jsonl, .json or .parquet path")
     gen.add_argument(
         "--test-size",
@@ -141,6 +138,8 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="held-out rows, chosen at random among the puzzles drawn, written beside OUT with .test before its "
         "suffix (x.jsonl: x.test.jsonl); with --size 0, to OUT itself",
     )
+    gen.add_argument("--dev-size", type=_int_at_least(0), default=0, help="development rows for choosing settings, "
+                     "held out as the test rows are, written beside OUT with .dev before its suffix (x.dev.jsonl)")
     gen.add_argument("--count", type=_range, default=(3, 4), help="how many numbers per puzzle, A-B (default 3-4)")
     gen.add_argument("--numbers", type=_range, default=(1, 99), help="range of the numbers (default 1-99)")
     gen.add_argument("--targets", type=_range, default=(1, 99), help="range of the targets (default 1-99)")

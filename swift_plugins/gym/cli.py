@@ -19,6 +19,7 @@ from pathlib import Path
 from ..core.cli import int_at_least, run_task_command
 from ..core.errors import DataError
 from ..core.files import check_output, held_out_path, read_rows, write_rows
+from ..core.splits import SPLIT_ROWS
 
 __all__ = ["add_command", "main"]
 
@@ -49,18 +50,17 @@ def _generate(args: argparse.Namespace) -> None:
     from .settings import parse_settings
 
     settings = parse_settings(args.name, args.settings)
-    check_output(args.out)
-    if args.test_size:
-        check_output(held_out_path(args.out))
-    train, held_out = generate(args.name, args.size, args.test_size, args.seed, settings)
-    write_rows(train, args.out)
-    if not args.quiet:
-        print(f"wrote {len(train)} gym:{args.name} rows to {args.out}")
-    if args.test_size:
-        write_rows(held_out, held_out_path(args.out))
+    paths = {"train": args.out, **{name: held_out_path(args.out, name) for name in ("dev", "test")
+                                   if getattr(args, f"{name}_size")}}  # fmt: skip
+    for path in paths.values():
+        check_output(path)
+    split = generate(args.name, args.size, args.test_size, args.seed, settings, args.dev_size, args.split_seed)
+    for name, path in paths.items():
+        write_rows(getattr(split, name), path)
         if not args.quiet:
-            print(f"wrote {len(held_out)} held-out rows to {held_out_path(args.out)} (no question in both)")
-    for note in _notes(args.name, train, held_out):  # with --quiet too: what a reader of the results must know
+            print(f"wrote {len(getattr(split, name))} {SPLIT_ROWS[name]} to {path}"
+                  + ("" if name == "train" else " (no question in two splits)"))  # fmt: skip
+    for note in _notes(args.name, split.train, split.test or split.dev):  # with --quiet too: what a reader must know
         print(f"note: {note}", file=sys.stderr)
 
 
@@ -146,9 +146,15 @@ def add_command(parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
     generate.add_argument("settings", nargs="*", metavar="key=value", help="fields of the dataset's config")
     generate.add_argument("--size", type=int_at_least(1), required=True, help="training rows")
     generate.add_argument("--test-size", type=int_at_least(0), default=0,
-                          help="held-out rows, chosen at random among the items drawn, written beside OUT with .test "
-                          "before its suffix (x.jsonl: x.test.jsonl)")
-    generate.add_argument("--seed", type=int_at_least(0), default=0, help="items use seeds SEED, SEED+1, ...")
+                          help="held-out rows, chosen at random among the questions drawn, written beside OUT with "
+                          ".test before its suffix (x.jsonl: x.test.jsonl)")
+    generate.add_argument("--dev-size", type=int_at_least(0), default=0,
+                          help="development rows for choosing settings, held out as the test rows are, written beside "
+                          "OUT with .dev before its suffix (x.dev.jsonl)")
+    generate.add_argument("--seed", type=int_at_least(0), default=0, help="items use seeds SEED, SEED+1, ...; with "
+                          "--split-seed, only the order of the training rows")
+    generate.add_argument("--split-seed", type=int_at_least(0), help="items use seeds SPLIT_SEED, SPLIT_SEED+1, ... "
+                          "(default: --seed): the same held-out files for every --seed")
     generate.add_argument("--out", type=Path, required=True, help=".jsonl, .json or .parquet")
     generate.add_argument("--quiet", action="store_true", help="no lines but the notes (on stderr)")
     generate.set_defaults(run=_generate)

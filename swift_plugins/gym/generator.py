@@ -1,16 +1,16 @@
 """Rows from reasoning-gym's seeded generators: names, one-line descriptions, settings, train and held-out splits.
 
 reasoning-gym seeds item ``i`` of a dataset made with ``seed=S`` from ``S + i`` (its generators' convention), so
-:func:`generate` draws ``size + test_size`` items from seeds ``S, S+1, …`` (an item whose gold answer is empty text,
-which no answer can score, is skipped and the next seed taken). It then chooses the held-out rows among them by a
-random order drawn from ``S`` (:func:`~swift_plugins.core.splits.split_held_out`), so held-out and training rows
-come from the same seeds. Small datasets draw one question from several seeds: the held-out rows repeat no
-question and share none with the training rows. When a held-out question was drawn more than once, its other
-items train neither, and as many training rows are drawn from the seeds after those.
+:func:`generate` draws items from seeds ``S, S+1, …`` and keeps each question the first time it comes (an item whose
+gold answer is empty text, which no answer can score, is skipped), until it has ``size + dev_size + test_size``
+distinct questions. It then holds rows out at random among them (:func:`~swift_plugins.core.splits.split_rows`), so
+the held-out rows follow the training mix: a small question that many seeds draw is no likelier to be held out
+than any other. A dataset with too few distinct questions for the sizes trains on every item held out of neither
+split, repeats included (``gym generate`` says how many repeat).
 
->>> train, held_out = generate("basic_arithmetic", size=3, test_size=2, seed=0)
->>> len(train), len(held_out), sorted(train[0])
-(3, 2, ['answer', 'gym_config', 'gym_dataset', 'metadata', 'question'])
+>>> split = generate("basic_arithmetic", size=3, test_size=2, seed=0, dev_size=1)
+>>> len(split.train), len(split.dev), len(split.test), sorted(split.train[0])
+(3, 1, 2, ['answer', 'gym_config', 'gym_dataset', 'metadata', 'question'])
 >>> check_name("basic_arithmatic")  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
@@ -26,11 +26,11 @@ import warnings
 from collections import Counter
 from collections.abc import Iterator
 from functools import cache
-from itertools import islice
+from itertools import count, islice
 from typing import Any
 
 from ..core.errors import DataError, SettingError
-from ..core.splits import split_held_out
+from ..core.splits import Split, shuffled, split_rows
 from ..doctor.stacks import REASONING_GYM
 from .entries import encode
 
@@ -42,6 +42,8 @@ NOT_SERVED = {  # by name, with why (docs/tasks.md, "Rewards that cannot be game
     "propositional_logic": "any conclusion the premises entail scores 1.0, so a weak one needs no solving: the "
     "constant answer (P ∨ Q) scores 1.0 on 85% of its items",
 }
+ITEMS_PER_DRAW = 1000  # reasoning-gym items made at a time
+MIN_FRUITLESS = 1000  # the draw stops after as many items in a row as rows wanted (at least this) bring no new question
 REFILL_TRIES = 20  # items drawn per training row still missing, at most, before the dataset is deemed too small
 
 
@@ -141,48 +143,55 @@ def _row(name: str, config: str, entry: dict[str, Any], index: int) -> dict[str,
     }
 
 
-def _scorable_items(
-    name: str, settings: dict[str, Any], seed: int, start: int, count: int
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The scorable items of seeds ``seed+start`` to ``seed+start+count-1``, each with its index from ``seed``."""
-    for index, entry in enumerate(_dataset(name, settings, count, seed + start), start=start):
-        if _scorable(entry):
-            yield index, entry
+def _scorable_items(name: str, settings: dict[str, Any], seed: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The scorable items of seeds ``seed``, ``seed+1``, …, each with its index from ``seed``, in chunks."""
+    for start in count(0, ITEMS_PER_DRAW):
+        for index, entry in enumerate(_dataset(name, settings, ITEMS_PER_DRAW, seed + start), start=start):
+            if _scorable(entry):
+                yield index, entry
 
 
 def generate(
-    name: str, size: int, test_size: int = 0, seed: int = 0, settings: dict[str, Any] | None = None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``size`` training rows and ``test_size`` held-out rows of dataset ``name``, no question in both."""
+    name: str,
+    size: int,
+    test_size: int = 0,
+    seed: int = 0,
+    settings: dict[str, Any] | None = None,
+    dev_size: int = 0,
+    split_seed: int | None = None,
+) -> Split[dict[str, Any]]:
+    """``size`` training rows, ``dev_size`` dev rows and ``test_size`` test rows of dataset ``name``, each
+    question in one split only, the held-out ones drawn with ``split_seed`` (default ``seed``; ``seed`` then orders
+    the training rows)."""
     check_name(name)
     settings = settings or {}
     config = encode(settings)
-    wanted = size + test_size
-    limit = wanted + max(10, wanted // 10)
-    items = list(islice(_scorable_items(name, settings, seed, 0, limit), wanted))
-    if len(items) < wanted:
-        raise DataError(f"gym:{name}: only {len(items)} of {limit} items have a gold answer any answer could match")
-    rows = [_row(name, config, entry, index) for index, entry in items]
-    train, held_out = split_held_out(rows, test_size, seed, key=_question)
-    if len(held_out) < test_size:
-        raise DataError(
-            f"gym:{name}: only {len(held_out)} distinct questions in {wanted} items, fewer than the {test_size} "
-            "held-out ones asked for; the dataset has too few distinct questions for these sizes"
-        )
-    missing = size - len(train)  # a held-out question drawn more than once: its other items train neither
-    if missing:
-        held = {*map(_question, held_out)}
-        tries = missing * REFILL_TRIES
-        later = _scorable_items(name, settings, seed, items[-1][0] + 1, tries)
-        more = list(islice(((i, entry) for i, entry in later if entry["question"] not in held), missing))
-        if len(more) < missing:
-            raise DataError(
-                f"gym:{name}: the held-out questions took {missing} training items, and only {len(more)} of the "
-                f"{tries} items after those have another question; the dataset has too few distinct questions "
-                "for these sizes"
-            )
-        train += [_row(name, config, entry, index) for index, entry in more]
-    return train, held_out
+    split_seed, order_seed = (seed, None) if split_seed is None else (split_seed, seed)
+    held, wanted = dev_size + test_size, size + dev_size + test_size
+    items, rows, questions = _scorable_items(name, settings, split_seed), [], set()
+    drawn, fruitless = 0, 0
+    while len(rows) < wanted and fruitless < max(wanted, MIN_FRUITLESS):
+        index, entry = next(items)
+        drawn, fruitless = drawn + 1, fruitless + 1
+        if entry["question"] not in questions:
+            questions.add(entry["question"])
+            rows.append(_row(name, config, entry, index))
+            fruitless = 0
+    if len(rows) < held:
+        raise DataError(f"gym:{name}: only {len(rows)} distinct questions in {drawn} items, fewer than the {held} "
+                        "held-out ones asked for; the dataset has too few distinct questions for these sizes")
+    split = split_rows(rows, test_size, split_seed, dev_size, order_seed)
+    if len(split.train) < size:  # too few distinct questions: the training rows are every item held out of neither
+        held_out = {row["question"] for row in split.dev + split.test}
+        tries = drawn + (size - len(split.train)) * REFILL_TRIES
+        train = [_row(name, config, entry, index) for index, entry in islice(_scorable_items(name, settings,
+                 split_seed), tries) if entry["question"] not in held_out][:size]  # fmt: skip
+        if len(train) < size:
+            raise DataError(f"gym:{name}: {len(rows)} distinct questions in {tries} items, {held} of them held out: "
+                            f"{len(train)} items left for the {size} training rows; the dataset has too few distinct "
+                            "questions for these sizes")  # fmt: skip
+        split = Split(shuffled(train, order_seed), split.dev, split.test)
+    return split
 
 
 def commonest_answer(rows: list[dict[str, Any]]) -> tuple[str, int]:

@@ -45,9 +45,8 @@ def add_command(parent: argparse._SubParsersAction, task_type: object) -> argpar
     command.add_argument("--top-k", type=int_at_least(1), help="sample from the K likeliest tokens (default: all)")
     command.add_argument("--top-p", type=float, default=1.0, help="sample from the likeliest tokens holding this share")
     command.add_argument("--seed", type=int_at_least(0), default=0, help="sampling seed (default 0)")
-    command.add_argument(
-        "--held-out", type=Path, help="held-out rows no candidate may share (default: CANDIDATES' .test file, if any)"
-    )
+    command.add_argument("--held-out", type=Path, nargs="+", default=(), help="held-out rows no candidate may share "
+                         "(default: CANDIDATES' .dev and .test files, those that exist)")
     command.add_argument("--max-new-tokens", type=int_at_least(1), default=256)
     command.add_argument("--system", help="system prompt, as given to training (--system)")
     command.set_defaults(run=_select)

@@ -5,11 +5,11 @@ The candidates are evaluated with :func:`~swift_plugins.tools.evaluate.evaluate`
 written unchanged, in the candidates' order, as the task's ordinary training rows; the evaluation stays beside them
 (``OUT.selection/``: its ``results.jsonl`` holds every answer and each row's count) with ``OUT.selection.json``:
 the band, the sampling, the histogram of solve counts, how many rows were kept and what it cost. The same model,
-candidates and seed select the same rows. The held-out file is never written, and candidates that share a prompt
-with it are refused.
+candidates and seed select the same rows. The held-out files (dev and test) are never written, and candidates that
+share a prompt with one are refused.
 
 >>> from pathlib import Path
->>> check_paths("countdown", Path("d/train.jsonl"), Path("d/train.test.jsonl"), None)
+>>> check_paths("countdown", Path("d/train.jsonl"), Path("d/train.test.jsonl"))
 Traceback (most recent call last):
 ...
 swift_plugins.core.errors.SettingError: --out d/train.test.jsonl is the held-out file of d/train.jsonl: the \
@@ -22,6 +22,7 @@ import itertools
 import json
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,22 +66,23 @@ def prompt_keys(task: str, path: str | Path) -> set[str]:
     return {json.dumps(scoring.sample_record(sample)["key"]) for sample in scoring.samples_from_rows(rows)}
 
 
-def check_paths(task: str, candidates: Path, out: Path, held_out: Path | None) -> Path | None:
-    """The held-out file to keep apart (``held_out``, else the candidates' ``.test`` sibling where it exists);
-    :class:`SettingError` when ``out`` would overwrite the candidates or a held-out file, :class:`DataError` when a
-    candidate's prompt is a held-out one."""
-    sibling = held_out_path(candidates)
+def check_paths(task: str, candidates: Path, out: Path, held_out: Sequence[Path] = ()) -> tuple[Path, ...]:
+    """The held-out files to keep apart (``held_out``, else the candidates' ``.dev`` and ``.test`` siblings that
+    exist); :class:`SettingError` when ``out`` would overwrite the candidates or a held-out file, :class:`DataError`
+    when a candidate's prompt is a held-out one."""
+    siblings = tuple(held_out_path(candidates, split) for split in ("dev", "test"))
     if out.resolve() == candidates.resolve():
         raise SettingError(f"--out {out} is the candidates file: write the selection elsewhere")
-    if any(out.resolve() == protected.resolve() for protected in (sibling, held_out) if protected is not None):
+    if any(out.resolve() == protected.resolve() for protected in (*siblings, *held_out)):
         raise SettingError(
             f"--out {out} is the held-out file of {candidates}: the selection never writes held-out rows"
         )
-    held_out = held_out if held_out is not None else (sibling if sibling.is_file() else None)
-    if held_out is not None:
-        shared = prompt_keys(task, candidates) & prompt_keys(task, held_out)
+    held_out = tuple(held_out) or tuple(sibling for sibling in siblings if sibling.is_file())
+    keys = prompt_keys(task, candidates) if held_out else set()
+    for path in held_out:
+        shared = keys & prompt_keys(task, path)
         if shared:
-            raise DataError(f"{candidates}: {len(shared)} candidate prompts are held-out prompts of {held_out} "
+            raise DataError(f"{candidates}: {len(shared)} candidate prompts are held-out prompts of {path} "
                             f"(first {sorted(shared)[0]}): select from training rows only")  # fmt: skip
     return held_out
 
@@ -93,7 +95,7 @@ def select_rows(
     task: str,
     band: Band,
     sampling: Sampling,
-    held_out: str | Path | None = None,
+    held_out: Sequence[str | Path] = (),
     limit: int | None = None,
     **options: Any,
 ) -> Selection:
@@ -104,7 +106,7 @@ def select_rows(
     if sampling.samples != band.samples or sampling.greedy:
         raise SettingError(f"the band counts {band.samples} sampled answers a row, the sampling draws "
                            f"{sampling.samples}{' greedily' if sampling.greedy else ''}")  # fmt: skip
-    check_paths(task, candidates, out, Path(held_out) if held_out is not None else None)
+    check_paths(task, candidates, out, tuple(map(Path, held_out)))
     rows = [row for _, row in itertools.islice(read_rows(candidates), limit)]
     evaluation = out.with_name(f"{out.name}.selection")
     started, before = time.monotonic(), children_cpu_seconds()

@@ -26,12 +26,12 @@ from ..helpers import REPO, settings
 
 @pytest.fixture(scope="module")
 def countdown_row():
-    return generate("countdown", size=1, seed=0)[0][0]
+    return generate("countdown", size=1, seed=0).train[0]
 
 
 @pytest.fixture(scope="module")
 def polynomial_row():  # its scorer hangs on 9**9**9
-    return generate("polynomial_multiplication", size=1, seed=0)[0][0]
+    return generate("polynomial_multiplication", size=1, seed=0).train[0]
 
 
 def tagged(answer: str) -> str:
@@ -50,7 +50,7 @@ def test_every_dataset_entry_survives_the_data_file_exactly():
 
 
 def test_arc_grids_stay_tuples_so_the_gold_answer_scores_1():
-    [row], _ = generate("arc_agi", size=1, seed=0)
+    [row] = generate("arc_agi", size=1, seed=0).train
     entry = entry_of(row["question"], row["answer"], row["metadata"])
     assert create_dataset("arc_agi").score_answer(row["answer"], entry) == 1.0
     assert create_dataset("arc_agi").score_answer(row["answer"], json.loads(json.dumps(entry))) == 0.05
@@ -90,7 +90,7 @@ def test_the_hanging_power_scores_0_within_the_bound(polynomial_row):
 
 
 def test_a_scorer_that_raises_scores_0_and_the_pool_is_reused(countdown_row):
-    [row], _ = generate("complex_arithmetic", size=1, seed=0)
+    [row] = generate("complex_arithmetic", size=1, seed=0).train
     broken = {**row, "metadata": "{}"}  # its scorer reads metadata["result"], for the gold answer too
     with ScorePool(workers=2, timeout=2.0) as pool:
         first = pool.score([request("complex_arithmetic", row["answer"], broken)] * 2)
@@ -186,7 +186,7 @@ def test_the_gym_recipes_need_a_gym_task():
 def test_the_plugin_loads_gym_files_with_the_gym_preprocessor(tmp_path):
     # GSM8K's adapter also claims files with question and answer columns: the gym registration must win
     data = tmp_path / "gym.jsonl"
-    train, _ = generate("basic_arithmetic", size=4, seed=0)
+    train = generate("basic_arithmetic", size=4, seed=0).train
     data.write_text("".join(json.dumps(row) + "\n" for row in train))
     program = (
         "import sys, runpy\n"

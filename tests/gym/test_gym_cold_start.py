@@ -23,7 +23,7 @@ def _think(row):
     ],
 )
 def test_every_row_of_a_dataset_with_worked_steps_gets_them(name, settings):
-    rows, _ = generate(name, size=200, seed=7, settings=settings)
+    rows = generate(name, size=200, seed=7, settings=settings).train
     for row in rows:
         think = _think(row)
         assert think != NO_STEPS, row["question"]
@@ -31,7 +31,7 @@ def test_every_row_of_a_dataset_with_worked_steps_gets_them(name, settings):
 
 
 def test_letter_counting_spells_each_word_with_its_count():
-    rows, _ = generate("letter_counting", size=50, seed=3, settings={"min_words": 3, "max_words": 5})
+    rows = generate("letter_counting", size=50, seed=3, settings={"min_words": 3, "max_words": 5}).train
     for row in rows:
         think = _think(row)
         words = row["question"].rsplit('"', 2)[1].split()

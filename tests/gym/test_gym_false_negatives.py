@@ -78,7 +78,7 @@ def test_the_search_finds_the_right_forms_reasoning_gyms_own_scorer_misses(rows)
 
 @pytest.mark.parametrize(("name", "settings"), VARIABLE_SETTINGS)
 def test_the_variable_names_a_setting_chooses_score_1(name, settings):
-    items, _ = generate(name, size=12, seed=0, settings=parse_settings(name, settings))
+    items = generate(name, size=12, seed=0, settings=parse_settings(name, settings)).train
     tried, missed = search(items, through_the_reward)
     assert through_the_reward([row["answer"] for row in items], items) == [1.0] * len(items)
     assert sum(tried.values()) >= 3 * len(items) and missed == Counter()

@@ -44,7 +44,7 @@ def test_the_guarded_datasets_are_exactly_those_whose_scorer_evaluates_the_answe
 
 @pytest.mark.parametrize("name", [*SYMPY, *EVAL])
 def test_code_in_an_answer_scores_0_and_never_runs(name, tmp_path, caplog, fresh_pool):
-    [row], _ = generate(name, size=1, seed=0)
+    [row] = generate(name, size=1, seed=0).train
     payloads = {kind: text for kind, text in PAYLOADS.items() if not (name in SYMPY and kind == "comprehension")}
     dataset, entry = create_dataset(name), entry_of(row["question"], row["answer"], row["metadata"])
     for kind, text in payloads.items():  # each payload is live: reasoning-gym's scorer alone runs it
@@ -66,7 +66,7 @@ def test_code_in_an_answer_scores_0_and_never_runs(name, tmp_path, caplog, fresh
 
 @pytest.mark.parametrize("name", [*SYMPY, *EVAL])
 def test_every_gold_answer_of_a_seeded_sample_still_scores_1_through_the_reward(name, fresh_pool):
-    rows, _ = generate(name, size=40, seed=7)
+    rows = generate(name, size=40, seed=7).train
     columns = {key: [row[key] for row in rows] for key in rows[0]}
     completions = [f"<think>…</think><answer>{row['answer']}</answer>" for row in rows]
     assert rewards.gym_accuracy_reward(completions, **columns) == [1.0] * len(rows)
@@ -84,7 +84,7 @@ def test_plain_answers_still_reach_the_scorer():
 
 
 def test_a_list_answer_is_compared_with_the_gold_and_a_python_list_of_it_scores_0_unevaluated(fresh_pool):
-    [row], _ = generate("spiral_matrix", size=1, seed=0)
+    [row] = generate("spiral_matrix", size=1, seed=0).train
     gold_as_list = str([int(cell) for cell in row["answer"].split()])
     dataset, entry = create_dataset("spiral_matrix"), entry_of(row["question"], row["answer"], row["metadata"])
     assert dataset.score_answer(gold_as_list, entry) == 0.1  # reasoning-gym evaluates it for partial credit
@@ -95,7 +95,7 @@ def test_a_list_answer_is_compared_with_the_gold_and_a_python_list_of_it_scores_
 
 def test_the_other_served_datasets_run_no_answer_and_an_unaudited_one_refuses_every_answer(tmp_path, fresh_pool):
     assert all(refusal(name, PAYLOADS["import"]) is None for name in PLAIN)
-    [row], _ = generate("basic_arithmetic", size=1, seed=0)
+    [row] = generate("basic_arithmetic", size=1, seed=0).train
     responses = [f"<answer>{PAYLOADS['import'].format(m=tmp_path / 'm')}</answer>", f"<answer>{row['answer']}</answer>"]
     samples = samples_from_rows([(f"r:{n}", {**row, "response": text}) for n, text in enumerate(responses)])
     assert [(sample.score, sample.verdict) for sample in samples] == [(0.0, "wrong"), (1.0, "correct")]
@@ -105,6 +105,6 @@ def test_the_other_served_datasets_run_no_answer_and_an_unaudited_one_refuses_ev
 
 
 def test_evaluate_reports_guarded_answers_as_their_own_failure_kind(fresh_pool):
-    [row], _ = generate("countdown", size=1, seed=0)
+    [row] = generate("countdown", size=1, seed=0).train
     rows = [("r:0", {**row, "response": "<answer>abs(-24)</answer>"}), ("r:1", {**row, "response": "x"})]
     assert score_samples(samples_from_rows(rows))["failures"] == {"guarded": 1, "no answer": 1}

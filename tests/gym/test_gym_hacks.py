@@ -1,7 +1,8 @@
 """Gym rewards that cannot be gamed: the hack search on every served dataset, and the scorers fixed for what it found.
 
-The rows are real reasoning-gym items: tests/fixtures/gym/rows.jsonl.gz holds 50 of every served dataset (seeds
-0-49), golds.jsonl.gz 500 of each dataset this package scores itself (seeds 0-499, ``--size 500 --names`` those),
+The rows are real reasoning-gym items: tests/fixtures/gym/rows.jsonl.gz holds 50 of every served dataset (the first
+50 distinct questions from seed 0), golds.jsonl.gz 500 of each dataset this package scores itself (``--size 500
+--names`` those),
 both written by ``python benchmarks/bench_gym_hacks.py rows`` (generating them here would take minutes: puzzle24
 and knight_swap search for their puzzles).
 """
@@ -88,8 +89,8 @@ def searched(item):
 def test_the_fixture_is_every_served_dataset_as_gym_generate_writes_it(rows, golds):
     assert sorted(rows) == dataset_names() and {len(items) for items in rows.values()} == {50}
     for name in ("basic_arithmetic", "coin_flip", "game_of_life_halting", "complex_arithmetic"):
-        assert generate(name, size=50, seed=0)[0] == rows[name]
-        assert generate(name, size=5, seed=0)[0] == golds.get(name, rows[name])[:5]
+        assert generate(name, size=50, seed=0).train == rows[name]
+        assert generate(name, size=5, seed=0).train == golds.get(name, rows[name])[:5]
     assert sorted(golds) == sorted(SCORERS) and {len(items) for items in golds.values()} == {500}
 
 

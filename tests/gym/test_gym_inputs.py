@@ -21,7 +21,7 @@ from ..helpers import REPO
 
 @pytest.fixture(scope="module")
 def rows():
-    return generate("basic_arithmetic", size=2, seed=0)[0]
+    return generate("basic_arithmetic", size=2, seed=0).train
 
 
 def run_cli(*argv):
@@ -43,7 +43,7 @@ def write_jsonl(path, rows):
 
 def test_a_bool_setting_given_as_false_is_false():
     settings = parse_settings("basic_arithmetic", ["allow_parentheses=false"])
-    train, _ = generate("basic_arithmetic", size=200, seed=0, settings=settings)
+    train = generate("basic_arithmetic", size=200, seed=0, settings=settings).train
     assert settings == {"allow_parentheses": False} and not [row for row in train if "(" in row["question"]]
     assert parse_settings("basic_arithmetic", ["allow_parentheses=True", "allow_negation=FALSE"]) == {
         "allow_parentheses": True, "allow_negation": False}  # fmt: skip
@@ -106,7 +106,7 @@ def test_a_row_without_its_answer_column_is_refused_and_a_no_gold_dataset_needs_
     without = {key: value for key, value in rows[0].items() if key != "answer"}
     with pytest.raises(DataError, match=r"rows.jsonl:1: answer must be basic_arithmetic's .*, got no answer column"):
         check_row(without, "rows.jsonl:1")
-    [boxnet], _ = generate("boxnet", size=1, seed=0)
+    [boxnet] = generate("boxnet", size=1, seed=0).train
     assert check_row(boxnet, "b:1")["answer"] is None
     with pytest.raises(DataError, match="b:1: answer must be null: boxnet has no gold answer"):
         check_row({**boxnet, "answer": "[]"}, "b:1")
@@ -115,8 +115,8 @@ def test_a_row_without_its_answer_column_is_refused_and_a_no_gold_dataset_needs_
 def test_an_item_whose_gold_answer_is_empty_is_skipped_by_generate():
     [broken] = list(create_dataset("base_conversion", size=1, seed=1514))  # "convert the base-4 number  to base-10"
     assert broken["answer"] == "" and create_dataset("base_conversion").score_answer("", broken) == 0.0
-    [row], _ = generate("base_conversion", size=1, seed=1514)
-    [following], _ = generate("base_conversion", size=1, seed=1515)
+    [row] = generate("base_conversion", size=1, seed=1514).train
+    [following] = generate("base_conversion", size=1, seed=1515).train
     assert (row["question"], row["answer"]) == (following["question"], following["answer"]) and row["answer"]
 
 
@@ -144,11 +144,11 @@ def test_files_that_are_not_utf8_are_refused_in_one_line(rows, tmp_path):
 
 def test_generate_says_when_questions_repeat_and_where_the_held_out_rows_go(tmp_path):
     out = tmp_path / "hanoi.jsonl"
-    result = run_cli("gym", "generate", "tower_of_hanoi", "--size", "20", "--test-size", "2", "--out", str(out))
+    result = run_cli("gym", "generate", "tower_of_hanoi", "--size", "200", "--test-size", "2", "--out", str(out))
     questions = [row["question"] for _, row in read_rows(out)]
     repeats = len(questions) - len(set(questions))
     assert repeats > 0 and result.stderr.strip() == (
-        f"note: {repeats} of the 20 rows repeat a question ({len(set(questions))} distinct): gym:tower_of_hanoi "
+        f"note: {repeats} of the 200 rows repeat a question ({len(set(questions))} distinct): gym:tower_of_hanoi "
         "draws from few questions at these settings")  # fmt: skip
     helped = run_cli("gym", "generate", "--help").stdout
     example = " ".join(helped.split()).partition("(x.jsonl: ")[2].partition(")")[0]

@@ -22,7 +22,7 @@ STUCK = "9**9**9"  # polynomial_multiplication's scorer never returns on it (sym
 
 @pytest.fixture(scope="module")
 def polynomial():
-    return generate("polynomial_multiplication", size=1, seed=0)[0][0]
+    return generate("polynomial_multiplication", size=1, seed=0).train[0]
 
 
 def gold(row):

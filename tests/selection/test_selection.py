@@ -52,13 +52,20 @@ def test_the_output_is_never_the_candidates_or_a_held_out_file(tmp_path, countdo
     train = _write(tmp_path / "train.jsonl", countdown_rows[:20])
     test = _write(tmp_path / "train.test.jsonl", countdown_rows[20:])
     with pytest.raises(SettingError, match="is the candidates file"):
-        check_paths("countdown", train, train, None)
+        check_paths("countdown", train, train)
     with pytest.raises(SettingError, match="never writes held-out rows"):
-        check_paths("countdown", train, test, None)
+        check_paths("countdown", train, test)
     other = _write(tmp_path / "other.jsonl", countdown_rows[30:])
     with pytest.raises(SettingError, match="never writes held-out rows"):
-        check_paths("countdown", train, other, other)
-    assert check_paths("countdown", train, tmp_path / "kept.jsonl", None) == test  # the sibling is kept apart
+        check_paths("countdown", train, other, (other,))
+    assert check_paths("countdown", train, tmp_path / "kept.jsonl") == (test,)  # the sibling is kept apart
+    dev = _write(tmp_path / "train.dev.jsonl", countdown_rows[25:30])
+    with pytest.raises(SettingError, match="never writes held-out rows"):
+        check_paths("countdown", train, dev)
+    assert check_paths("countdown", train, tmp_path / "kept.jsonl") == (dev, test)  # both siblings
+    _write(dev, countdown_rows[:1])
+    with pytest.raises(DataError, match=r"1 candidate prompts are held-out prompts of .*train\.dev\.jsonl"):
+        check_paths("countdown", train, tmp_path / "kept.jsonl")
 
 
 def test_a_repeated_candidate_is_counted_per_row_as_the_band_judges_it(tmp_path, countdown_rows, monkeypatch):
@@ -86,11 +93,11 @@ def test_candidates_sharing_a_held_out_prompt_are_refused(tmp_path, countdown_ro
     leaked = dict(countdown_rows[5], nums=list(reversed(countdown_rows[5]["nums"])))
     held_out = _write(tmp_path / "held.jsonl", [leaked, *countdown_rows[20:]])
     with pytest.raises(DataError, match="1 candidate prompts are held-out prompts"):
-        check_paths("countdown", train, tmp_path / "kept.jsonl", held_out)
+        check_paths("countdown", train, tmp_path / "kept.jsonl", (held_out,))
 
 
 def test_every_task_gives_its_rows_prompt_keys_without_scoring_them(tmp_path, countdown_rows):
-    gym = _write(tmp_path / "gym.jsonl", generate("basic_arithmetic", size=12)[0])
+    gym = _write(tmp_path / "gym.jsonl", generate("basic_arithmetic", size=12).train)
     gsm8k_rows = len(GSM8K.joinpath("test.jsonl").read_text().splitlines())
     countdown = _write(tmp_path / "c.jsonl", countdown_rows)
     for task, path, rows in (("countdown", countdown, len(countdown_rows)), ("gsm8k", GSM8K / "test.jsonl", gsm8k_rows),
