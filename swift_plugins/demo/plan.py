@@ -44,7 +44,7 @@ from ..watch.checkpoints import is_complete
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
 from .settings import refused
-from .task import DemoTask, demo_task
+from .task import HELD_OUT, DemoTask, demo_task
 
 __all__ = [
     "OWNED_FLAGS", "SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_args", "grpo_command", "grpo_extra",
@@ -170,6 +170,7 @@ class DemoPlan:
     sft_steps: int = 36
     grpo_steps: int = 16
     eval_puzzles: int = 200
+    eval_split: str = "test"  # EVAL_SPLIT: the held-out split every stage is evaluated on (dev: to choose settings)
     grpo_evals: int = 1
     seed: int = 0
     dry_run: bool = False
@@ -217,7 +218,8 @@ class DemoPlan:
             task=task,
             sft_steps=positive_int(env, "SFT_STEPS", 36),
             grpo_steps=positive_int(env, "GRPO_STEPS", scale.grpo_steps),
-            eval_puzzles=positive_int(env, "EVAL_PUZZLES", scale.eval_puzzles),
+            eval_puzzles=_eval_puzzles(env, scale),
+            eval_split=_eval_split(env),
             grpo_evals=positive_int(env, "GRPO_EVALS", scale.grpo_evals),
             seed=positive_int(env, "SEED", 0, minimum=0),
             dry_run=parse_bool("DRY_RUN", env.get("DRY_RUN", "")),
@@ -258,7 +260,8 @@ class DemoPlan:
 
     @property
     def held_out(self) -> Path:
-        return held_out_path(self.rows)
+        """The held-out rows every stage is evaluated on: the test split, or the dev split (``EVAL_SPLIT``)."""
+        return held_out_path(self.rows, self.eval_split)
 
     @property
     def selected(self) -> Path:
@@ -300,8 +303,9 @@ class DemoPlan:
         return min(self.scale.base_limit or self.eval_puzzles, self.eval_puzzles)
 
     def evaluate_command(self, model: Path, out: Path, limit: int | None = None) -> Command:
-        """Greedy ``evaluate`` of ``model`` on the held-out rows (the first ``limit``) into ``out`` (vLLM where it
-        is installed)."""
+        """Greedy ``evaluate`` of ``model`` on the held-out rows (the first ``limit``, else the first
+        ``eval_puzzles``) into ``out`` (vLLM where it is installed)."""
+        limit = limit or (self.eval_puzzles if self.eval_puzzles < HELD_OUT else None)
         return self.package(
             "swift_plugins", "evaluate", str(model), "--task", self.task.name, "--data", str(self.held_out),
             *(("--limit", str(limit)) if limit else ()), "--out", str(out),
@@ -314,6 +318,22 @@ class DemoPlan:
         """Completions of one GRPO step (``per_device_train_batch_size``), with ``extra`` flags applied."""
         flags = Flags(grpo_command(self, extra=extra).argv[2:])
         return int(flags.value("per_device_train_batch_size") or 1) * int(flags.value("gradient_accumulation_steps"))
+
+
+def _eval_puzzles(env: Mapping[str, str], scale: Scale) -> int:
+    """``EVAL_PUZZLES``: how many rows of the held-out split, from the first, every stage answers."""
+    puzzles = positive_int(env, "EVAL_PUZZLES", scale.eval_puzzles)
+    if puzzles > HELD_OUT:
+        raise SettingError(f"EVAL_PUZZLES={puzzles}: each held-out split has {HELD_OUT} rows")
+    return puzzles
+
+
+def _eval_split(env: Mapping[str, str]) -> str:
+    """``EVAL_SPLIT``: test (the figures a run reports) or dev (choosing a setting: its figures are not reported)."""
+    split = env.get("EVAL_SPLIT") or "test"
+    if split not in ("test", "dev"):
+        raise SettingError(f"EVAL_SPLIT={split}: expected test or dev")
+    return split
 
 
 def _select_samples(env: Mapping[str, str], scale: Scale) -> int:
@@ -340,7 +360,8 @@ def select_command(plan: DemoPlan) -> Command:
         "swift_plugins", "select", str(plan.sft_checkpoint), "--task", plan.task.name,
         "--candidates", str(plan.rows), "--limit", str(limit), "--out", str(plan.selected),
         "--samples", str(plan.select_samples), "--top-k", "50", "--seed", str(plan.seed),
-        "--held-out", str(plan.held_out), "--max-new-tokens", str(plan.task.completion_tokens),
+        "--held-out", str(held_out_path(plan.rows, "dev")), str(held_out_path(plan.rows)),
+        "--max-new-tokens", str(plan.task.completion_tokens),
         "--", *model_args(plan.sampling_dtype), log="select.log", title="selection",
     )  # fmt: skip
 
@@ -448,7 +469,7 @@ def stages(plan: DemoPlan) -> list[Stage]:
         Stage(f"SmolLM2-135M-Instruct -> {plan.model}",
               (plan.package("swift_plugins", "smol-model", str(plan.model), log="model.log", title="model"),)),
         Stage(f"{unit} -> {data}", (
-            plan.package(*task.generate(task.train_rows, plan.eval_puzzles, plan.seed, plan.rows),
+            plan.package(*task.generate(plan.seed, plan.rows),
                          log="data.log", title=unit),
             plan.package(*task.sft_data(plan.rows, data / "sft.jsonl"), log="data.log", title=task.answers))),
         Stage(f"evaluate the base model on {plan.base_puzzles} held-out {unit}", evaluation("base"),

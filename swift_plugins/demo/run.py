@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core.console import Console
 from ..core.errors import LaunchError, SettingError
-from ..core.files import keep_previous
+from ..core.files import keep_previous, write_text
 from ..core.processes import Children, Interrupted, children_cpu_seconds
 from ..core.settings import parse_bool
 from ..integration.vllm_cpu import installed_vllm
@@ -32,7 +32,9 @@ from ..watch.log import describe_zero_spread, find_log, read_steps
 from .plan import DemoPlan, Stage, stages
 from .settings import settings_help
 
-__all__ = ["demo", "demo_help", "detect_hardware"]
+__all__ = ["STAGES_FILE", "demo", "demo_help", "detect_hardware"]
+
+STAGES_FILE = "stages.json"  # each finished stage's title, seconds and CPU-seconds, written as it ends
 
 
 def detect_hardware() -> tuple[str | None, str | None, str, str]:
@@ -100,7 +102,7 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
                  + f"; {plan.eval_puzzles} held-out {plan.task.unit} -> {plan.output_dir}")  # fmt: skip
     for folder in ("eval", "data"):
         (plan.output_dir / folder).mkdir(parents=True, exist_ok=True)
-    planned = stages(plan)
+    planned, costs = stages(plan), []
     for number, stage in enumerate(planned, 1):
         console.show(f"\n==> [{_elapsed(started)}] {number}/{len(planned)} {stage.title}")
         stage_started, cpu_before = time.monotonic(), children_cpu_seconds()
@@ -116,7 +118,10 @@ def _run_demo(plan: DemoPlan, children: Children) -> int:
             console.note(f"newest complete GRPO checkpoint saved before step {stop.verdict.since}: {checkpoint}; "
                          f"change the setting ({stop.verdict.advice}) and run the demo again")  # fmt: skip
             return FATAL_STATUS
-        console.show(f"  {_stage_cost(time.monotonic() - stage_started, children_cpu_seconds() - cpu_before)}")
+        seconds, cpu_seconds = time.monotonic() - stage_started, children_cpu_seconds() - cpu_before
+        console.show(f"  {_stage_cost(seconds, cpu_seconds)}")
+        costs.append({"stage": stage.title, "seconds": round(seconds, 1), "cpu_seconds": round(cpu_seconds, 1)})
+        write_text(json.dumps(costs, indent=1) + "\n", plan.output_dir / STAGES_FILE)
     print((plan.output_dir / "comparison.md").read_text())
     console.show(f"{plan.scale.name}-scale learning demo done in {_elapsed(started)}: figure "
                  f"{plan.output_dir / 'curves.png'}, table {plan.output_dir / 'comparison.md'}")  # fmt: skip

@@ -49,13 +49,17 @@ SETTINGS = (
     SettingHelp("GRPO_STEPS", "GRPO steps", ("16 (cpu)", "150 (gpu)"), "a positive integer"),
     SettingHelp("GRPO_EVALS", "GRPO checkpoints saved and evaluated, evenly spaced (the last at the end)",
                 ("1 (cpu)", "3 (gpu)"), "a positive integer"),
-    SettingHelp("EVAL_PUZZLES", "held-out rows, evaluated after every stage", ("500",), "a positive integer"),
+    SettingHelp("EVAL_PUZZLES", "held-out rows, from the first, evaluated after every stage", ("500",),
+                "a positive integer up to 500 (each held-out split's rows)"),
+    SettingHelp("EVAL_SPLIT", "the held-out split every stage is evaluated on: test for the figures a run reports, "
+                "dev to choose a setting on rows no reported figure comes from", ("test",), "test or dev"),
     SettingHelp("SELECT_SAMPLES", "answers to each candidate training row before GRPO; GRPO trains on the rows "
                 "solved sometimes", ("8",), "0 (no selection: GRPO on every training row), or an integer >= 2"),
     SettingHelp("SELECT_CANDIDATES", "training rows the selection answers, from the first",
-                ("160 (cpu)", "every one (gpu)"), "0 (every one), or an integer up to the training rows (1,500)"),
-    SettingHelp("SEED", "the rows, the SFT order, the selection's answers and GRPO's sampling", ("0",),
-                "a non-negative integer"),
+                ("160 (cpu)", "every one (gpu)"),
+                "0 (every one), or an integer up to the training rows (1,000; 1,500 with TASK=gym:<name>)"),
+    SettingHelp("SEED", "the training rows' order, the SFT order, the selection's answers and GRPO's sampling; the "
+                "dev and test rows are the same for every seed", ("0",), "a non-negative integer"),
     *map(_shared, ("WATCH", "WATCH_SET", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT", "DRY_RUN")),
 )  # fmt: skip
 

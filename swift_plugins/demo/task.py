@@ -1,6 +1,6 @@
 """What the demo takes from its task (``TASK``): the rows, the cold start, the lengths and the rewards.
 
-Countdown (the default) is the measured demo: 1,500 puzzles of 3 numbers of 1-10 and targets of 1-30, worked
+Countdown (the default) is the measured demo: 1,000 puzzles of 3 numbers of 1-10 and targets of 1-30, worked
 answers by ``countdown sft-data``, completions of 76 tokens (the longest worked answer is 72). A reasoning-gym
 dataset (``TASK=gym:<name>``) takes the rows and held-out split of ``gym generate`` at the dataset's default
 settings or those of ``GYM_SETTINGS``, the cold start of ``gym sft-data`` (:mod:`swift_plugins.gym.cold_start`),
@@ -29,11 +29,15 @@ from ..gym.data import NO_GOLD
 from ..gym.settings import parse_settings
 from ..tasks import task_named
 
-__all__ = ["DemoTask", "demo_task"]
+__all__ = ["HELD_OUT", "DemoTask", "demo_task"]
 
 TRAIN_ROWS = 1500  # 36 SFT steps of 8 rows, and the selection's candidates (160 at CPU scale, all at GPU scale)
-# 3 numbers of 1-10 and targets of 1-30: arithmetic a 135 M model can learn, and 2,025 distinct solvable puzzles.
+HELD_OUT = 500  # rows of each held-out split: dev (for choosing settings) and test (for the figures a run reports)
+SPLIT_SEED = 0  # the held-out rows are drawn with this seed whatever SEED is: every run is measured on the same ones
+# 3 numbers of 1-10 and targets of 1-30: arithmetic a 135 M model can learn, and 2,025 distinct solvable puzzles:
+# 1,000 train, 500 dev and 500 test
 PUZZLES = ("--count", "3", "--numbers", "1-10", "--targets", "1-30")
+PUZZLE_ROWS = 1000
 
 
 @dataclass(frozen=True)
@@ -68,10 +72,12 @@ class DemoTask:
     def rows_file(self, data: Path) -> Path:
         return data / f"{self.unit}.jsonl"
 
-    def generate(self, size: int, test_size: int, seed: int, out: Path) -> tuple[str, ...]:
-        """``python -m`` words writing ``size`` training rows to ``out`` and ``test_size`` held-out ones beside it."""
-        return ("swift_plugins", self.family, "generate", *self.dataset, "--size", str(size), "--test-size",
-                str(test_size), "--seed", str(seed), *self.row_args, "--out", str(out), "--quiet")  # fmt: skip
+    def generate(self, seed: int, out: Path) -> tuple[str, ...]:
+        """``python -m`` words writing the training rows to ``out`` in an order drawn from ``seed``, and the dev and
+        test rows beside it, the same for every seed (:data:`SPLIT_SEED`)."""
+        return ("swift_plugins", self.family, "generate", *self.dataset, "--size", str(self.train_rows),
+                "--dev-size", str(HELD_OUT), "--test-size", str(HELD_OUT), "--seed", str(seed),
+                "--split-seed", str(SPLIT_SEED), *self.row_args, "--out", str(out), "--quiet")  # fmt: skip
 
     def sft_data(self, rows: Path, out: Path) -> tuple[str, ...]:
         """``python -m`` words writing the cold-start SFT rows of ``rows`` to ``out``."""
@@ -91,7 +97,7 @@ def demo_task(name: str, completion_cap: int | None, settings: str = "") -> Demo
     if name == "countdown":
         return DemoTask(
             task_named(name), "countdown", (), PUZZLES, "puzzles", "worked answers",
-            completion_tokens=76, sft_length=256,
+            completion_tokens=76, sft_length=256, train_rows=PUZZLE_ROWS,
         )  # fmt: skip
     family, _, dataset = name.partition(":")
     if family != "gym" or not dataset:

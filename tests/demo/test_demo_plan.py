@@ -101,7 +101,22 @@ def test_cpu_plan_generates_with_vllms_cpu_build_in_eager_mode():
     base = build_parser().parse_args(["evaluate", *found["evaluate"][0][: found["evaluate"][0].index("--")]])
     assert (base.limit, base.data, Flags(found["generate"]).value("test-size")) == (100, demo.held_out, "500")
     assert ["--limit" in argv for argv in found["evaluate"]] == [True, False, False]
+    assert (demo.held_out.name, Flags(found["generate"]).value("dev-size")) == ("puzzles.test.jsonl", "500")
     assert unknown_to_swift(swift_pairs(found)) == []
+
+
+def test_every_seed_is_measured_on_the_same_held_out_rows_and_eval_split_dev_chooses():
+    seeds = [Flags(commands(plan(SEED=seed))["generate"]) for seed in ("0", "3")]
+    assert [flags.value("split-seed") for flags in seeds] == ["0", "0"]
+    assert [flags.value("seed") for flags in seeds] == ["0", "3"]  # the order of the training rows
+    dev = plan(EVAL_SPLIT="dev", EVAL_PUZZLES="200")
+    assert all(argv[argv.index("--data") + 1] == str(demo_dev := dev.held_out) for argv in commands(dev)["evaluate"])
+    assert demo_dev.name == "puzzles.dev.jsonl"
+    assert ["--limit" in argv for argv in commands(dev)["evaluate"]] == [True, True, True]
+    for setting, message in (({"EVAL_SPLIT": "train"}, "EVAL_SPLIT=train: expected test or dev"),
+                             ({"EVAL_PUZZLES": "501"}, "EVAL_PUZZLES=501: each held-out split has 500 rows")):
+        with pytest.raises(SettingError, match=message):
+            plan(**setting)
 
 
 def test_without_vllm_grpo_generates_with_transformers():
@@ -132,7 +147,8 @@ def test_a_selection_stage_chooses_grpos_puzzles_with_the_sft_checkpoint():
     args = selection_args(demo)
     assert (args.model, args.candidates, args.out, args.samples) == (
         str(demo.sft_checkpoint), demo.data / "puzzles.jsonl", demo.selected, 4)
-    assert args.held_out == demo.held_out and args.max_new_tokens == 76 and args.top_k == 50
+    assert args.held_out == [demo.data / "puzzles.dev.jsonl", demo.held_out] and args.max_new_tokens == 76
+    assert args.top_k == 50
     assert Flags(grpo_command(demo).argv[2:]).value("dataset") == str(demo.data / "selected.jsonl")
     unselected = plan(SELECT_SAMPLES="0")
     assert len(stages(unselected)) == 8
@@ -141,7 +157,7 @@ def test_a_selection_stage_chooses_grpos_puzzles_with_the_sft_checkpoint():
 
 def test_select_candidates_is_how_many_training_rows_the_selection_answers():
     assert selection_args(plan()).limit == 160 and selection_args(plan(SELECT_CANDIDATES="240")).limit == 240
-    assert selection_args(plan(SELECT_CANDIDATES="0")).limit == selection_args(plan(DEMO_SCALE="gpu")).limit == 1500
+    assert selection_args(plan(SELECT_CANDIDATES="0")).limit == selection_args(plan(DEMO_SCALE="gpu")).limit == 1000
 
 
 def test_extra_flags_replace_the_plans_own():
@@ -186,7 +202,7 @@ def test_an_argument_that_a_setting_or_another_stage_decides_is_refused(name):
         ({"DEMO_SCALE": "fast"}, "DEMO_SCALE=fast: expected cpu or gpu (or unset: chosen from the hardware)"),
         ({"SEED": "-1"}, "SEED must be a non-negative integer, got '-1'"),
         ({"SELECT_SAMPLES": "1"}, "SELECT_SAMPLES=1: a solve rate needs at least 2 answers a puzzle (0: no selection)"),
-        ({"SELECT_CANDIDATES": "2000"}, "SELECT_CANDIDATES=2000: there are 1500 training rows (0: every one)"),
+        ({"SELECT_CANDIDATES": "2000"}, "SELECT_CANDIDATES=2000: there are 1000 training rows (0: every one)"),
     ],
 )
 def test_bad_settings_are_refused(env, message):

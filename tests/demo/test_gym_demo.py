@@ -95,7 +95,7 @@ def test_the_gym_settings_are_read_with_a_gym_task():
 def test_the_datasets_settings_make_its_rows():
     chain_sum = plan(TASK="gym:chain_sum", GYM_SETTINGS="max_terms=2  max_digits=2")
     generate = commands(chain_sum)["generate"]  # after `gym generate`
-    assert generate[generate.index("--seed") + 2 : generate.index("--out")] == ["max_terms=2", "max_digits=2"]
+    assert generate[generate.index("--split-seed") + 2 : generate.index("--out")] == ["max_terms=2", "max_digits=2"]
     assert build_parser().parse_args(["gym", "generate", *generate]).settings == ["max_terms=2", "max_digits=2"]
 
 
@@ -105,7 +105,7 @@ def test_the_cold_start_rows_score_one_under_the_trainers_rewards(tmp_path):
     rows, answers = tmp_path / "rows.jsonl", tmp_path / "sft.jsonl"
     with rows.open("w") as out:
         for name in COLD_START_DATASETS:
-            for row in generate(name, 3, 0, 0)[0]:
+            for row in generate(name, 3, 0, 0).train:
                 out.write(json.dumps(row) + "\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     made = subprocess.run([sys.executable, "-m", "swift_plugins", "gym", "sft-data", str(rows), "--out", str(answers)],
