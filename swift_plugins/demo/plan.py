@@ -34,8 +34,10 @@ from pathlib import Path
 
 from ..core.commands import Command
 from ..core.errors import SettingError
+from ..core.fields import read_settings
 from ..core.files import held_out_path
 from ..core.flags import Flags
+from ..core.objective import Objective
 from ..core.settings import parse_bool, positive_int
 from ..gym.bounded import pool_settings
 from ..integration.vllm_cpu import EAGER, installed_vllm
@@ -43,7 +45,7 @@ from ..preflight.trainer import check_trainer_flags
 from ..watch.checkpoints import is_complete
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
-from .settings import refused
+from .settings import DEMO_CORRECTION, refused
 from .task import HELD_OUT, DemoTask, demo_task
 
 __all__ = [
@@ -179,6 +181,7 @@ class DemoPlan:
     select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
     select_candidates: int = 0  # SELECT_CANDIDATES: the selection answers the first this many rows (0: every one)
     grpo_extra: tuple[str, ...] = ()  # the script's arguments: swift rlhf flags that replace the GRPO stage's own
+    objective: Objective = field(default_factory=Objective)  # LOSS_TYPE, ..., ROLLOUT_CORRECTION
     bf16: bool = False  # SFT and GRPO in bfloat16 autocast; rollouts, selection, evaluations in bfloat16: AVX-512
     python: str = sys.executable
 
@@ -228,10 +231,13 @@ class DemoPlan:
             select_samples=_select_samples(env, scale),
             select_candidates=_select_candidates(env, scale, task),
             grpo_extra=grpo_extra(extra),
+            objective=read_settings(Objective, env, rollout_correction=DEMO_CORRECTION if vllm else "off"),
             bf16=bf16,
         )
         # what ms-swift checks only once the model is loaded, as the recipes' preflight checks it (one process)
-        check_trainer_flags(Flags(grpo_command(plan).argv[2:]), 1, lambda flag, value, _setting: f"--{flag} {value}")
+        given = set(Flags(plan.grpo_extra).names())
+        check_trainer_flags(Flags(grpo_command(plan).argv[2:]), 1, lambda flag, value, setting: (
+            f"--{flag} {value}" if flag in given or not setting else f"{setting}={value}"))  # fmt: skip
         return plan
 
     @classmethod
@@ -428,6 +434,7 @@ def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence
                    "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
     if plan.vllm and plan.task.model_len:
         flags.update(["--vllm_max_model_len", str(plan.task.model_len)])
+    flags.update(plan.objective.swift_args())
     flags.update(plan.grpo_extra)
     flags.update(extra)
     log = output_dir.parent / f"{output_dir.name}.log"

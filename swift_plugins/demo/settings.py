@@ -1,7 +1,7 @@
 """The demo's settings, one table: what its ``--help`` lists and what it refuses.
 
 Each row gives a setting's name, meaning, default and allowed values; ``--help`` renders them as the recipes'
-``--help`` renders theirs (:func:`swift_plugins.preflight.table.settings_section`). The settings the demo shares
+``--help`` renders theirs (:func:`swift_plugins.core.fields.settings_section`). The settings the demo shares
 with the recipes (``DRY_RUN``, the watch's, the gym scorers') are the launcher's own rows. A setting a recipe reads
 and the demo does not (``MODEL``, ``DATASET``, ``GYM_SCORE_TIMEOUT`` with Countdown) is refused in one line, as a
 recipe refuses another recipe's: set, it would be ignored without a word.
@@ -18,14 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..core.fields import SettingHelp, help_rows, settings_section
+from ..core.objective import Objective
 from ..launch.catalog import ALL, refusal
 from ..launch.layouts import LAYOUTS, recipe_named
-from ..preflight.table import SettingHelp, settings_section
 
-__all__ = ["GYM_ONLY", "SCRIPT", "SETTINGS", "refused", "settings_help"]
+__all__ = ["DEMO_CORRECTION", "GYM_ONLY", "SCRIPT", "SETTINGS", "refused", "settings_help"]
 
 SCRIPT = "countdown_demo"
 GYM_RECIPE = "gym_1gpu"  # the recipe whose defaults of the shared settings the demo's help shows
+DEMO_CORRECTION = "off"  # ROLLOUT_CORRECTION of the demo's GRPO stage where vLLM samples (without vLLM: off)
 GYM_ONLY = frozenset({"GYM_SETTINGS", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT"})  # read with TASK=gym:<name> only
 
 
@@ -60,6 +62,7 @@ SETTINGS = (
                 "0 (every one), or an integer up to the training rows (1,000; 1,500 with TASK=gym:<name>)"),
     SettingHelp("SEED", "the training rows' order, the SFT order, the selection's answers and GRPO's sampling; the "
                 "dev and test rows are the same for every seed", ("0",), "a non-negative integer"),
+    *help_rows(Objective, rollout_correction=DEMO_CORRECTION),
     *map(_shared, ("WATCH", "WATCH_SET", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT", "DRY_RUN")),
 )  # fmt: skip
 

@@ -11,8 +11,7 @@ seconds, against 45 (``benchmarks/bench_rollout_cpu.py``). ``SWIFT_PLUGINS_OLD_P
 
 >>> from types import SimpleNamespace
 >>> trainer = SimpleNamespace(old_policy=lambda: False, beta=0.0, _has_teacher_explicit=lambda: False,
-...     use_teacher_api=False, rollout_importance_sampling_mode=None, log_rollout_offpolicy_metrics=False,
-...     use_liger_loss=False)
+...     use_teacher_api=False, use_liger_loss=False)
 >>> row = SimpleNamespace(build_teacher_view=lambda: False)  # swift's GRPOSample: True where it has a teacher's view
 >>> teacher_row = SimpleNamespace(build_teacher_view=lambda: True)
 >>> old_policy_is_current(trainer, [row]), old_policy_is_current(trainer, [row, teacher_row])
@@ -41,12 +40,12 @@ def old_policy_is_current(trainer: Any, samples: list[Any]) -> bool:
     """Whether ``trainer``'s old-policy log-probabilities for ``samples`` are the current policy's and nothing but
     the loss reads them: one update per generation, β = 0 (the reference model's forward shares the same call), no
     teacher and no sample with a teacher's view (distillation reads them: swift's own ``build_teacher_view``, which
-    swift calls on every sample next), no rollout importance sampling or off-policy metrics, no Liger loss (it takes
-    them as given). False for a trainer or sample that lacks any of these attributes (another ms-swift)."""
+    swift calls on every sample next), no Liger loss (it takes them as given). The correction of vLLM's sampling and
+    the off-policy metrics read them in the loss, where swift takes the current policy's when they are absent: the
+    same values. False for a trainer or sample that lacks any of these attributes (another ms-swift)."""
     try:
         return not (
             trainer.old_policy() or trainer.beta != 0.0 or trainer._has_teacher_explicit() or trainer.use_teacher_api
-            or trainer.rollout_importance_sampling_mode is not None or trainer.log_rollout_offpolicy_metrics
             or trainer.use_liger_loss or any([sample.build_teacher_view() for sample in samples])
         )  # fmt: skip
     except AttributeError:

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 
-from ..preflight.table import SettingHelp, settings_section
+from ..core.fields import SettingHelp, setting_fields, settings_section, shown
+from ..core.objective import Objective
 from ..tasks import FAMILIES, NAMES, task_named
 from .layouts import LAYOUTS, RECIPES, SUFFIXES, Layout, Recipe, recipe_named
 
@@ -129,6 +130,8 @@ TABLE = (
     Entry("DYNAMIC_SAMPLE", "ms-swift's dynamic sampling: resample groups whose answers are all right or all wrong, "
           "up to this many times a step (judged on the accuracy reward alone)", _fixed("0 (off)"),
           "a non-negative integer", _trains),
+    *(Entry(meta.env, meta.meaning, _fixed(shown(item.default)), meta.check.allowed, _trains)
+      for item, meta in setting_fields(Objective)),
     Entry("GYM_SCORE_WORKERS", "processes scoring reasoning-gym answers (TASK=gym:<name>)", _fixed("up to 4 CPUs"),
           f"1 to {GYM_SCORE_LIMITS['MAX_WORKERS']}", _scores_gym),
     Entry("GYM_SCORE_TIMEOUT", "CPU seconds a reasoning-gym answer may take to score (TASK=gym:<name>)",

@@ -89,6 +89,7 @@ def trainer_flags(settings: Settings, extra: Sequence[str]) -> Flags:
     flags.update(_eval_words(settings))
     if settings.layout.trainer is not None:
         flags.update(TRAINER_WORDS[settings.layout.trainer](settings))
+        flags.update(settings.objective.swift_args())
     if settings.smoke:
         flags.update(_smoke_words(settings))
     if settings.selection is not None:
@@ -202,11 +203,6 @@ def _server_words(settings: Settings) -> list[str]:
         "--vllm_server_host", settings.rollout_host,
         "--vllm_server_port", str(settings.port("ROLLOUT_PORT")),
         "--vllm_server_group_port", str(settings.port("ROLLOUT_GROUP_PORT")),
-        # ms-swift's server-side weight update does not report a failed load: the trainer goes on against a server
-        # generating with old weights. The watch's stale-server rule reads the server's log for that; these
-        # metrics (rollout_correction/*: the gap between the policy that generated and the one that trains) show
-        # a server that falls behind without saying so (docs/server_mode_cpu.md: no threshold measured yet).
-        "--log_rollout_offpolicy_metrics", "true",
     ]  # fmt: skip
 
 

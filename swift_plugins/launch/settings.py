@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import SettingError
+from ..core.fields import read_settings
 from ..core.files import held_out_path
+from ..core.objective import Objective
 from ..core.settings import parse_bool, parse_gpus, positive_int, split_words
 from ..core.task import TaskSpec
 from ..selection.band import Band
@@ -82,6 +84,7 @@ class Settings:
     smoke_dir: Path | None = None
     selection: Band | None = None  # SELECT_SAMPLES, SELECT_BAND: train on the rows the model solves sometimes
     dynamic_sample: int = 0  # DYNAMIC_SAMPLE: ms-swift's resampling of groups without spread, this many tries
+    objective: Objective = field(default_factory=Objective)  # LOSS_TYPE, ..., ROLLOUT_CORRECTION: what GRPO optimises
 
     @property
     def selected(self) -> Path:
@@ -171,6 +174,7 @@ class Settings:
             values.update(_smoke(task, output_dir, recipe.shared_output, values["val_dataset"], env.get("DATASET")))
         values["selection"] = _selection(env, str(values["dataset"]), values.get("smoke_dir"))
         values["dynamic_sample"] = positive_int(env, "DYNAMIC_SAMPLE", 0, minimum=0)
+        values["objective"] = read_settings(Objective, env)
         return cls(**values)
 
 

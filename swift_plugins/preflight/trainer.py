@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 from ..core.errors import SettingError
 from ..core.flags import Flags
+from ..core.objective import LOSS_TYPES
 from ..core.settings import parse_int
 
 __all__ = [
-    "REPORT_TO_VALUES", "Origin", "check_batches", "check_lengths", "check_report_to", "check_reward_weights",
-    "check_trainer_flags",
+    "REPORT_TO_VALUES", "Origin", "check_batches", "check_lengths", "check_objective", "check_report_to",
+    "check_reward_weights", "check_trainer_flags",
 ]  # fmt: skip
 
 # transformers' INTEGRATION_TO_CALLBACK (transformers/integrations/integration_utils.py; "... is not supported"
@@ -100,12 +101,49 @@ def check_reward_weights(flags: Flags) -> None:
         )
 
 
+def check_objective(flags: Flags, origin: Origin) -> None:
+    """GRPO's objective (:class:`~swift_plugins.core.objective.Objective`): a loss ms-swift knows, which it checks
+    only at the first loss, after loading the model and sampling; CISPO's cap of a token's weight (ms-swift's
+    default 0.2 would make every weight 0.2); a correction of vLLM's sampling where vLLM samples (elsewhere ms-swift
+    skips it without a word).
+
+    >>> check_objective(Flags(["--loss_type", "cispo"]), lambda flag, value, setting: f"{setting}={value}")
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.SettingError: LOSS_TYPE=cispo caps each token's weight at --epsilon_high, unset \
+(ms-swift's 0.2): every weight would be that, not 1; set EPSILON_HIGH=5 (ms-swift's docs) or another cap of 1 or more
+    """
+    loss = flags.value("loss_type") or "grpo"
+    if loss not in LOSS_TYPES:
+        raise SettingError(f"{origin('loss_type', loss, 'LOSS_TYPE')} is not a loss of ms-swift 4.6, which refuses it "
+                           f"only at the first loss, after loading the model: use {', '.join(LOSS_TYPES)}")  # fmt: skip
+    cap = flags.value("epsilon_high")
+    if loss == "cispo" and (cap is None or _below_one(cap)):
+        given = "unset (ms-swift's 0.2)" if cap is None else origin("epsilon_high", cap, "EPSILON_HIGH")
+        raise SettingError(f"{origin('loss_type', loss, 'LOSS_TYPE')} caps each token's weight at --epsilon_high, "
+                           f"{given}: every weight would be that, not 1; set EPSILON_HIGH=5 (ms-swift's docs) or "
+                           "another cap of 1 or more")  # fmt: skip
+    mode = flags.value("rollout_importance_sampling_mode")
+    if mode is not None and flags.value("use_vllm") != "true":
+        raise SettingError(f"{origin('rollout_importance_sampling_mode', mode, 'ROLLOUT_CORRECTION')} corrects "
+                           "vLLM's sampling, and vLLM does not sample for this trainer (--use_vllm false): ms-swift "
+                           "would skip it without a word; set ROLLOUT_CORRECTION=off")  # fmt: skip
+
+
+def _below_one(text: str) -> bool:
+    try:
+        return float(text) < 1
+    except ValueError:  # not a number: ms-swift's own parse refuses it (preflight.host.check_swift_flags)
+        return False
+
+
 def check_trainer_flags(flags: Flags, world: int, origin: Origin) -> None:
     """What ms-swift checks of a trainer's flags only once its model is loaded: the logger, the batch arithmetic of
-    ``world`` training processes, a weight a reward."""
+    ``world`` training processes, a weight a reward, GRPO's objective."""
     check_report_to(flags, origin)
     check_batches(flags, world)
     check_reward_weights(flags)
+    check_objective(flags, origin)
 
 
 def check_lengths(flags: Flags, engine: Flags, setting: int) -> None:
