@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-completion-length", type=int, default=76)
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--save-steps", type=int, default=4)
+    parser.add_argument("--learning-rate", type=float, help="default: TRL's")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast over the float32 weights")
     return parser
 
@@ -72,6 +73,7 @@ def main() -> None:
         max_completion_length=args.max_completion_length, max_steps=args.max_steps, logging_steps=1,
         save_steps=args.save_steps, save_total_limit=2, save_only_model=True, report_to="none",
         dataloader_num_workers=0, dataloader_pin_memory=False,
+        **({"learning_rate": args.learning_rate} if args.learning_rate else {}),
     )  # fmt: skip
     trainer = GRPOTrainer(model=str(args.checkpoint), reward_funcs=[countdown_accuracy_reward,
                           think_answer_format_reward], args=config, train_dataset=dataset,
