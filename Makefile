@@ -90,7 +90,7 @@ test-stack-0.11: install
 # The fast tier, for every change: lint and the tests that start no model, no vLLM and no swift process (those are
 # marked e2e or stack), on every core.
 # make check collects no module that imports ms-swift as it loads (that import was half of each worker's collection):
-# the plugin, the swift adapters (their doctests) and the two test files of swift's own loaders run in make test.
+# the plugin, the swift adapter (its doctests) and the two test files of swift's own loaders run in make test.
 SWIFT_IMPORTING := swift_plugins/plugin.py tests/gsm8k/test_gsm8k_data.py tests/integration/test_swift_adapter.py \
 	$(shell grep -rlE '^(from swift(\.[A-Za-z_.]+)? import|import swift($$|\.| ))' swift_plugins --include='*.py')
 check: lint

@@ -1,1 +1,1 @@
-"""ms-swift plugins for GRPO training on Countdown and GSM8K: rewards, data tools, evaluation, launchers."""
+"""ms-swift plugins for GRPO training on Countdown and every task of the registry: rewards, data tools, launchers."""

@@ -1,28 +1,25 @@
 """``python -m swift_plugins``: the package's one command line.
 
-The commands every task shares (evaluate, compare, select, plot, watch, doctor, the demo models) and each task's own:
-``countdown`` (generate, audit, solve, score, sft-data), ``gsm8k`` (score), ``gym`` (list, generate, score).
-Run with ``--help`` after any command for its options.
+The commands every task shares (evaluate, compare, select, plot, watch, doctor, the demo models) and each task's own
+(``python -m swift_plugins countdown generate``, ...: the ``cli`` module of each task of the registry,
+:mod:`swift_plugins.tasks`). Run with ``--help`` after any command for its options.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import re
 import sys
 from pathlib import Path
 
-from .core import think_answer
 from .core.cli import add_inference_command, int_at_least, run_parsed, writing
 from .core.errors import SettingError
 from .core.files import atomic_path, check_output
-from .countdown import cli as countdown_cli
 from .doctor.report import add_arguments as add_doctor_arguments
-from .gsm8k import cli as gsm8k_cli
-from .gym import cli as gym_cli
 from .selection import cli as selection_cli
-from .tasks import all_tasks, task_named
+from .tasks import registered, task_named, task_names
 from .watch.cli import add_watch_command
 
 __all__ = ["build_parser", "main"]
@@ -88,11 +85,13 @@ def _temperature(text: str) -> float:
 
 
 def _task(name: str) -> str:
-    """An argparse type: a task of the registry (``countdown``, ``gsm8k``, ``gym:<name>``)."""
     try:
         return task_named(name).name
     except SettingError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+_task.__doc__ = task_names()  # the --task help: the tasks of the registry
 
 
 def _stage(text: str) -> tuple[str, Path]:
@@ -167,12 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--top-k", type=int_at_least(1), help="sample from the K likeliest tokens (default: all)")
     ev.add_argument("--top-p", type=float, default=1.0, help="sample from the likeliest tokens holding this share")
     ev.add_argument("--seed", type=int_at_least(0), default=0, help="sampling seed (default 0)")
-    lengths = ", ".join(f"{task.name} {task.preset.completion_tokens}" for task in all_tasks())
+    lengths = ", ".join(f"{task.name} {task.preset.completion_tokens}" for task in registered())
     ev.add_argument(
         "--max-new-tokens",
         type=int_at_least(1),
-        help=f"answer length in tokens (default: the task's training --max_completion_length: {lengths}, "
-        f"gym:<name> {think_answer.PRESET.completion_tokens})",
+        help=f"answer length in tokens (default: the task's training --max_completion_length: {lengths})",
     )
     ev.add_argument("--batch-size", type=int_at_least(1), default=64, help="transformers backend batch size")
     ev.add_argument("--system", help="system prompt, as given to training (--system)")
@@ -203,8 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     plot.set_defaults(run=_plot)
     selection_cli.add_command(commands, _task)
     add_watch_command(commands)
-    for task in (countdown_cli, gsm8k_cli, gym_cli):
-        task.add_command(commands)
+    for module in dict.fromkeys(task.cli for task in registered() if task.cli):
+        importlib.import_module(module).add_command(commands)
 
     tiny = commands.add_parser("tiny-model", help="write a tiny random Qwen2.5-shaped model for CPU runs")
     tiny.add_argument("out_dir", type=Path)

@@ -14,19 +14,19 @@ import sys
 from pathlib import Path
 
 try:
-    from swift_plugins.integration.swift_adapter import dataset_arguments, register_shared
+    from swift_plugins.integration import swift_adapter
 except ImportError:  # used from a checkout that was not pip-installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from swift_plugins.integration.swift_adapter import dataset_arguments, register_shared
+    from swift_plugins.integration import swift_adapter
 
 from swift_plugins.doctor.plugins import leave_out_swift_plugin
 from swift_plugins.integration import old_policy, vllm_cpu
-from swift_plugins.tasks import task_adapters
+from swift_plugins.tasks import registered
 
 leave_out_swift_plugin()
 vllm_cpu.install()
 old_policy.install()
-register_shared()
-for adapter in task_adapters():  # a family's adapter last: its file registrations win over a task's
-    adapter.register()
-    adapter.register_files(dataset_arguments(sys.argv[1:]))
+swift_adapter.register_shared()
+for spec in registered():  # a family last: its file registrations win over a task's
+    swift_adapter.register_spec(spec)
+    swift_adapter.register_spec_files(spec, swift_adapter.dataset_arguments(sys.argv[1:]))

@@ -1,13 +1,13 @@
-"""The package's tasks, by name: what ``plugin.py``, ``evaluate`` and the launcher look up.
+"""The package's tasks, by name: what the plugin, the command line, ``evaluate``, the launcher and the demo look up.
 
 A task is a subpackage of ``swift_plugins`` whose ``__init__`` exports ``SPEC``, a
-:class:`~swift_plugins.core.task.TaskSpec`: its rows (a :class:`~swift_plugins.core.task.Task`), its scoring and
-ms-swift adapter modules, its GRPO recipe (a :class:`~swift_plugins.core.task.Preset`) and the hint the launcher
-prints when a run has no held-out file. Adding a task is that subpackage and one line in :data:`NAMES`. A family of
-tasks is one subpackage whose ``spec(parameter)`` gives the task ``<family>:<parameter>`` (:data:`FAMILIES`:
-``gym:basic_arithmetic`` is reasoning-gym's dataset of that name). Nothing here imports a task until it is asked
-for, and a task's ``__init__`` imports only the standard library, so the launcher's DRY_RUN needs nothing else (a
-family may need its own library to check a name).
+:class:`~swift_plugins.core.task.TaskSpec`: its rows (a :class:`~swift_plugins.core.task.Task`), its rewards, its
+scoring module, its GRPO recipe (a :class:`~swift_plugins.core.task.Preset`), its commands and its demo. Adding a
+task is that subpackage and one line in :data:`NAMES`. A family of tasks is one subpackage whose
+``spec(parameter)`` gives the task ``<family>:<parameter>`` (:data:`FAMILIES`: ``gym:basic_arithmetic`` is
+reasoning-gym's dataset of that name) and whose ``SPEC`` is what its tasks share. Nothing here imports a task until
+it is asked for, and a task's ``__init__`` imports only the standard library, so the launcher's DRY_RUN needs
+nothing else (a family may need its own library to check a name).
 
 >>> task_named("gsm8k").preset.reference_completions
 84
@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from types import ModuleType
+from collections.abc import Callable
 
 from .core.errors import SettingError
 from .core.task import TaskSpec
 
-__all__ = ["FAMILIES", "NAMES", "all_tasks", "task_adapters", "task_named"]
+__all__ = ["FAMILIES", "NAMES", "all_tasks", "registered", "task_named", "task_names"]
 
 NAMES = (
     "countdown",
@@ -57,7 +57,22 @@ def all_tasks() -> list[TaskSpec]:
     return [task_named(name) for name in NAMES]
 
 
-def task_adapters() -> list[ModuleType]:
-    """The ms-swift adapter module of every task and family, in the order ``plugin.py`` registers them."""
-    families = [importlib.import_module(f"{__package__}.{family}.swift_adapter") for family in FAMILIES]
-    return [task.adapter_module() for task in all_tasks()] + families
+def registered() -> list[TaskSpec]:
+    """Every task and what each family's tasks share, in the order the plugin registers them with ms-swift (a
+    family last: it may claim the files of a task too, and the later registration of a file wins)."""
+    return [*all_tasks(), *(importlib.import_module(f"{__package__}.{family}").SPEC for family in FAMILIES)]
+
+
+def task_names(where: Callable[[TaskSpec], bool] | None = None) -> str:
+    """The tasks, and each family as ``<family>:<name>``, that ``where`` keeps (None: all, without importing a
+    family: the launcher's DRY_RUN needs the standard library alone), in words.
+
+    >>> task_names()
+    'countdown, gsm8k or gym:<name>'
+    >>> task_names(lambda task: task.demo is not None)
+    'countdown or gym:<name>'
+    """
+    names = [task.name for task in all_tasks() if where is None or where(task)]
+    names += [f"{family}:<name>" for family in FAMILIES
+              if where is None or where(importlib.import_module(f"{__package__}.{family}").SPEC)]  # fmt: skip
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))

@@ -61,13 +61,13 @@ def writing(path: str | Path) -> Iterator[None]:
 def add_inference_command(
     parent: argparse._SubParsersAction, name: str, help: str, task_type: Callable[[str], Any]
 ) -> argparse.ArgumentParser:
-    """A subcommand that runs ``swift infer`` with a model on a task's rows: ``MODEL --task T``; flags after ``--``
-    go to swift infer."""
+    """A subcommand that runs ``swift infer`` with a model on a task's rows: ``MODEL --task T`` (``task_type``
+    reads a task, its docstring names them); flags after ``--`` go to swift infer."""
     command = parent.add_parser(
         name, help=help, epilog="Flags after -- go to swift infer, e.g. -- --model_type llama --template chatml"
     )
     command.add_argument("model", help="model folder, hub id, or swift checkpoint (full or LoRA)")
-    command.add_argument("--task", type=task_type, required=True, help="countdown, gsm8k or gym:<name>")
+    command.add_argument("--task", type=task_type, required=True, help=task_type.__doc__)
     return command
 
 

@@ -1,7 +1,9 @@
-"""What a task is to the shared layer: its columns, its hub ids, and how a raw row becomes a prompt.
+"""What a task is to the shared layer: one :class:`TaskSpec`, registered once by name (:mod:`swift_plugins.tasks`).
 
-A task is a :class:`Task` value (pure: no ms-swift import); the swift adapter of
-:mod:`swift_plugins.integration.swift_adapter` turns it into a registered preprocessor.
+Its rows (a :class:`Task`: columns, hub ids, how a raw row becomes a prompt), its rewards (:class:`Reward`: a name,
+a pure function, a weight, the accuracy reward named), its scorer, its GRPO recipe (:class:`Preset`), its commands
+and what the CPU demo takes from it (:class:`Demo`). All pure: no ms-swift import; the swift adapter of
+:mod:`swift_plugins.integration.swift_adapter` makes the preprocessor and the reward classes from it.
 
 >>> echo = Task(
 ...     name="echo",
@@ -20,7 +22,7 @@ swift_plugins.core.errors.DataError: rows.jsonl: echo data needs columns 'text';
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -28,9 +30,41 @@ from typing import Any
 from .errors import DataError
 from .flags import Flags
 
-__all__ = ["Preset", "Task", "TaskSpec"]
+__all__ = ["Demo", "Preset", "Reward", "Task", "TaskSpec", "load"]
 
 Row = dict[str, Any]
+
+
+def load(path: str) -> Any:
+    """The object ``module:name`` names, imported now (a task names its functions, so that a DRY_RUN imports none).
+
+    >>> load("swift_plugins.core.flags:Flags").__name__
+    'Flags'
+    """
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Reward:
+    """One reward: the name ``--reward_funcs`` takes, its pure function (``module:name``), the name ms-swift logs it
+    under (``rewards/<logged>/mean``), its weight in the task's recipes (None: registered, not trained on unless
+    named), and whether it is the task's accuracy reward (the one a right answer earns; the others judge its form).
+
+    >>> FORMAT = Reward("think_answer_format", "swift_plugins.core.think_answer:think_answer_format_reward",
+    ...                 "ThinkAnswerFormat")
+    >>> FORMAT.function()(["<think>a</think><answer>b</answer>"])
+    [1.0]
+    """
+
+    name: str
+    path: str  # module:name of the function (completions, **columns) -> list[float]
+    logged: str
+    weight: float | None = 1.0
+    accuracy: bool = False
+
+    def function(self) -> Callable[..., list[float]]:
+        return load(self.path)
 
 
 @dataclass(frozen=True)
@@ -102,26 +136,72 @@ class Preset:
         return int(Flags(self.args).value("max_completion_length"))
 
     @property
-    def accuracy_reward(self) -> str:
-        """The first ``--reward_funcs`` name: the reward of a right answer (the others judge its form)."""
-        return Flags(self.args).values("reward_funcs")[0]
+    def max_length(self) -> int:
+        """The ``--max_length`` of a training sequence."""
+        return int(Flags(self.args).value("max_length"))
+
+
+
+@dataclass(frozen=True)
+class Demo:
+    """What ``make demo`` takes from a task: how its rows and cold-start answers are made, what they are called, how
+    long its answers are. ``generate`` and ``sft_data`` are the words after ``python -m`` of the task's commands
+    (``generate`` takes ``--size``, ``--dev-size``, ``--test-size``, ``--seed``, ``--split-seed`` and ``--out``;
+    ``sft_data`` a rows file and ``--out``); a cold start is always made, from each row's gold answer."""
+
+    generate: tuple[str, ...]
+    sft_data: tuple[str, ...]
+    unit: str  # a row, in the stage titles and the data file's name (puzzles, questions)
+    answers: str  # the cold start's answers, in the plan (worked answers)
+    completion_tokens: int  # every evaluation, the selection and GRPO
+    sft_length: int  # SFT's --max_length: a prompt and its cold-start answer
+    train_rows: int = 1500
+    model_len: int | None = None  # vLLM's --vllm_max_model_len in GRPO (None: the scale's)
+    settings: tuple[str, ...] = ()  # the demo settings of this task alone (the demo refuses them for another)
+    row_settings: str = ""  # the one of them whose key=value words go to generate after its own arguments
+    check_row_settings: Callable[[Sequence[str]], None] | None = None  # those words checked, one line if bad
 
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """Everything the tools and the launcher need of one task."""
+    """Everything the tools, the plugin, the launcher and the demo need of one task.
+
+    >>> from swift_plugins.tasks import task_named
+    >>> countdown = task_named("countdown")
+    >>> countdown.accuracy_reward.name, countdown.reward_args()
+    ('external_countdown', ('--reward_funcs', 'external_countdown', 'think_answer_format'))
+    """
 
     name: str  # the registry name: TASK=..., evaluate --task ...
     data: Task  # columns, row check, prompt
+    rewards: tuple[Reward, ...]  # every reward the task registers; one is its accuracy reward
     scoring: str  # module: samples_from_rows, score_samples, sample_record, format_report
-    adapter: str  # module with register() and register_files(values): the only one importing ms-swift
     preset: Preset
     system_prompt: str | None  # given to training with --system (None: the rows carry their own)
     held_out_hint: str  # how to make a held-out file, printed when a run has none
     result_columns: tuple[str, ...] = ()  # data columns evaluate puts back in swift infer's rows (it drops them)
+    cli: str | None = None  # module whose add_command(subparsers) adds `python -m swift_plugins <task> ...`
+    folder_subset: str | None = None  # module:name of (folder) -> the hub config a local folder is loaded with
+    check_environment: str | None = None  # module:name of (environ) -> anything, raising on a bad setting of the task
+    demo: Demo | None = None  # None: no demo of the task ...
+    no_demo: str = ""  # ... and why, where the reason is the task's own
+
+    def __post_init__(self) -> None:
+        if sum(reward.accuracy for reward in self.rewards) != 1:
+            raise ValueError(f"task {self.name}: exactly one reward must be its accuracy reward")
+
+    @property
+    def accuracy_reward(self) -> Reward:
+        """The reward of a right answer (the others judge its form)."""
+        return next(reward for reward in self.rewards if reward.accuracy)
+
+    def reward_args(self) -> tuple[str, ...]:
+        """The recipes' ``--reward_funcs`` (and ``--reward_weights`` where a weight is not 1): the rewards with a
+        weight."""
+        trained = [reward for reward in self.rewards if reward.weight is not None]
+        weights = () if all(reward.weight == 1 for reward in trained) else (
+            "--reward_weights", *(f"{reward.weight:g}" for reward in trained))  # fmt: skip
+        return ("--reward_funcs", *(reward.name for reward in trained), *weights)
 
     def scoring_module(self) -> ModuleType:
         return importlib.import_module(self.scoring)
-
-    def adapter_module(self) -> ModuleType:
-        return importlib.import_module(self.adapter)

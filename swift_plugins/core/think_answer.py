@@ -1,8 +1,8 @@
-"""The R1 frame every think/answer task shares: the system prompt, the format reward, the GRPO recipe's shape.
+"""The R1 frame the think/answer tasks share: the system prompt, the format reward, the GRPO recipe's shape.
 
 A completion thinks in ``<think>…</think>`` and answers in ``<answer>…</answer>``; Countdown and every
-reasoning-gym task train in this frame (GSM8K has its own tags). :data:`PRESET` is ms-swift's Countdown GRPO
-example in 4.x flags, the recipe each think/answer task starts from and changes where it must.
+reasoning-gym task train in this frame. :data:`PRESET` is ms-swift's Countdown GRPO example in 4.x flags, the
+recipe each think/answer task starts from and changes where it must.
 
 >>> think_answer_format_reward(["<think>x</think><answer>y</answer>\\n", "<answer>y</answer>"])
 [1.0, 0.0]
@@ -19,12 +19,12 @@ from .tags import completion_text, is_two_block
 from .task import Preset
 
 __all__ = [
-    "FORMAT_REWARD",
     "PRESET",
     "SYSTEM_PROMPT",
     "is_well_formatted",
     "task_args",
     "think_answer_format_reward",
+    "think_answer_format_think_in_prompt_reward",
 ]
 
 # The system prompt of ms-swift's Countdown example, which the GPU recipes train with (``--system``).
@@ -32,7 +32,6 @@ SYSTEM_PROMPT = (
     "You are a helpful assistant. You first thinks about the reasoning process in the mind and then provides "
     "the user with the answer."
 )
-FORMAT_REWARD = "think_answer_format"  # the --reward_funcs name of think_answer_format_reward
 
 
 def is_well_formatted(completion: Any, think_in_prompt: bool = False) -> bool:
@@ -54,14 +53,22 @@ def think_answer_format_reward(completions: Sequence[Any], think_in_prompt: bool
     return [float(is_well_formatted(c, think_in_prompt)) for c in completions]
 
 
+def think_answer_format_think_in_prompt_reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:
+    """:func:`think_answer_format_reward` for chat templates that already open ``<think>`` in the prompt.
+
+    >>> think_answer_format_think_in_prompt_reward(["a</think><answer>b</answer>"])
+    [1.0]
+    """
+    return think_answer_format_reward(completions, think_in_prompt=True)
+
+
 # ms-swift's Countdown GRPO example (docs: BestPractices/GRPO.md, "Complete GRPO Experimental Workflow"), in 4.x
-# flags: 2 GPUs x 8 x 8 = 128 completions (16 prompts of 8) per step. A task replaces its dataset, rewards, run
-# length and smoke data.
+# flags: 2 GPUs x 8 x 8 = 128 completions (16 prompts of 8) per step. A task replaces its dataset, run length and
+# smoke data; its rewards are its own (core.task.TaskSpec.rewards).
 PRESET = Preset(
     model="Qwen/Qwen2.5-3B-Instruct",
     dataset="",
     args=(
-        "--reward_funcs", FORMAT_REWARD,
         "--max_length", "2048",
         "--max_completion_length", "1024",
         "--num_generations", "8",
@@ -91,10 +98,10 @@ PRESET = Preset(
 )  # fmt: skip
 
 
-def task_args(accuracy_reward: str, *run_length: str) -> tuple[str, ...]:
-    """The preset's ``args`` for a task whose accuracy reward is ``accuracy_reward``, run for ``run_length``.
+def task_args(*run_length: str) -> tuple[str, ...]:
+    """The preset's ``args`` for a task run for ``run_length``.
 
-    >>> task_args("external_gym", "--max_steps", "500")[:3]
-    ('--reward_funcs', 'external_gym', 'think_answer_format')
+    >>> task_args("--max_steps", "500")[-2:]
+    ('--max_steps', '500')
     """
-    return ("--reward_funcs", accuracy_reward, *PRESET.args[1:], *run_length)
+    return (*PRESET.args, *run_length)

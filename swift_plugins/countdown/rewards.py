@@ -32,7 +32,7 @@ SHAPED_PARTIAL_CREDIT = 0.1
 
 
 class Verdict(str, enum.Enum):
-    """Why a completion did or did not solve its puzzle; the value is the label shown (as GSM8K's ``Verdict``)."""
+    """Why a completion did or did not solve its puzzle; the value is the label shown."""
 
     CORRECT = "correct"
     WRONG_VALUE = "wrong value"  # right numbers, but the value (or the claim) misses the target

@@ -39,14 +39,14 @@ from ..core.files import held_out_path
 from ..core.flags import Flags
 from ..core.objective import Objective
 from ..core.settings import parse_bool, positive_int
-from ..gym.bounded import pool_settings
+from ..core.task import load
 from ..integration.vllm_cpu import EAGER, installed_vllm
 from ..preflight.trainer import check_trainer_flags
 from ..watch.checkpoints import is_complete
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
 from .settings import DEMO_CORRECTION, refused
-from .task import HELD_OUT, DemoTask, demo_task
+from .task import DEFAULT_TASK, HELD_OUT, DemoTask, demo_task
 
 __all__ = [
     "OWNED_FLAGS", "SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_args", "grpo_command", "grpo_extra",
@@ -92,13 +92,13 @@ def sft_args(task: DemoTask, bf16: bool = False) -> tuple[str, ...]:
     """The cold start's flags: 8 rows a step, lr 1e-4 (cosine, 5% warm-up), rows of the task's length; ``bf16``:
     bfloat16 autocast over the float32 weights, as GRPO's (transformers must be told it trains on the CPU).
 
-    >>> sft_args(demo_task("", 256, ""), bf16=True)[-4:]
+    >>> sft_args(demo_task("", 256), bf16=True)[-4:]
     ('--bf16', 'true', '--use_cpu', 'true')
     """
     return (
         "--split_dataset_ratio", "0", "--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "1",
         "--learning_rate", "1e-4", "--lr_scheduler_type", "cosine", "--warmup_ratio", "0.05",
-        "--max_length", str(task.sft_length),
+        "--max_length", str(task.demo.sft_length),
         *(("--bf16", "true", "--use_cpu", "true") if bf16 else ("--bf16", "false")),
     )  # fmt: skip
 
@@ -113,9 +113,10 @@ def grpo_args(task: DemoTask) -> tuple[str, ...]:
     likeliest tokens, while vLLM samples the whole vocabulary; 50 samples alike with either engine (the H100 run's
     sampling).
     """
-    accuracy, format_reward = task.rewards
+    trained = [reward for reward in task.spec.rewards if reward.weight is not None]
     return (
-        "--reward_funcs", accuracy, format_reward, "--reward_weights", "1", "0",
+        "--reward_funcs", *(reward.name for reward in trained),
+        "--reward_weights", *("1" if reward.accuracy else "0" for reward in trained),
         "--num_generations", "8", "--gradient_accumulation_steps", "1",
         "--max_completion_length", str(task.completion_tokens), "--temperature", "1.0", "--top_k", "50",
         "--beta", "0", "--learning_rate", "5e-6", "--log_completions", "true", "--dynamic_sample", "true",
@@ -203,13 +204,13 @@ class DemoPlan:
         bf16 = scale.bf16 and cpu_capability.startswith("AVX512")
         if scale.bf16 and not bf16:
             reason += f"; a CPU of {cpu_capability}, not AVX-512: GRPO in float32 (bfloat16 would be emulated)"
-        task = demo_task(env.get("TASK", ""), scale.completion_cap, env.get("GYM_SETTINGS", ""))
-        refusal = refused(env, gym=task.reads_gym_settings)
+        task = demo_task(env.get("TASK", ""), scale.completion_cap, env)
+        refusal = refused(env, task.demo.settings)
         if refusal:
             raise SettingError(refusal)
-        if task.reads_gym_settings:
-            pool_settings(dict(env))  # a bad GYM_SCORE_* is one line now, not the trainer's first reward call
-        folder = f"{scale.name}_demo" + "".join(f"-{word}" for word in task.dataset)
+        if task.spec.check_environment:  # a bad setting of the task is one line now, not the trainer's first reward
+            load(task.spec.check_environment)(dict(env))
+        folder = f"{scale.name}_demo" + ("" if task.name == DEFAULT_TASK else f"-{task.name.rpartition(':')[2]}")
         vllm = vllm_version is not None and (scale.name == "cpu" or cuda_device is not None)
         reason += f"; vLLM {vllm_version}: vLLM colocate" if vllm else "; vLLM not installed: transformers generation"
         plan = cls(
@@ -353,15 +354,16 @@ def _select_samples(env: Mapping[str, str], scale: Scale) -> int:
 def _select_candidates(env: Mapping[str, str], scale: Scale, task: DemoTask) -> int:
     """``SELECT_CANDIDATES``: how many training rows, from the first, the selection answers (0: every one)."""
     candidates = positive_int(env, "SELECT_CANDIDATES", scale.select_candidates, minimum=0)
-    if candidates > task.train_rows:
-        raise SettingError(f"SELECT_CANDIDATES={candidates}: there are {task.train_rows} training rows (0: every one)")
+    if candidates > task.demo.train_rows:
+        raise SettingError(f"SELECT_CANDIDATES={candidates}: there are {task.demo.train_rows} training rows (0: every "
+                           "one)")  # fmt: skip
     return candidates
 
 
 def select_command(plan: DemoPlan) -> Command:
     """The selection: the first ``select_candidates`` training rows, each answered ``select_samples`` times by the SFT
     checkpoint as GRPO samples (temperature 1, the 50 likeliest tokens); those it solves sometimes are GRPO's."""
-    limit = plan.select_candidates or plan.task.train_rows
+    limit = plan.select_candidates or plan.task.demo.train_rows
     return plan.package(
         "swift_plugins", "select", str(plan.sft_checkpoint), "--task", plan.task.name,
         "--candidates", str(plan.rows), "--limit", str(limit), "--out", str(plan.selected),
@@ -432,8 +434,8 @@ def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence
                    "--bf16", "true" if plan.bf16 else "false",
                    "--use_vllm", "false", *generation, "--max_steps", str(plan.grpo_steps),
                    "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
-    if plan.vllm and plan.task.model_len:
-        flags.update(["--vllm_max_model_len", str(plan.task.model_len)])
+    if plan.vllm and plan.task.demo.model_len:
+        flags.update(["--vllm_max_model_len", str(plan.task.demo.model_len)])
     flags.update(plan.objective.swift_args())
     flags.update(plan.grpo_extra)
     flags.update(extra)
@@ -478,7 +480,7 @@ def stages(plan: DemoPlan) -> list[Stage]:
         Stage(f"{unit} -> {data}", (
             plan.package(*task.generate(plan.seed, plan.rows),
                          log="data.log", title=unit),
-            plan.package(*task.sft_data(plan.rows, data / "sft.jsonl"), log="data.log", title=task.answers))),
+            plan.package(*task.sft_data(plan.rows, data / "sft.jsonl"), log="data.log", title=task.demo.answers))),
         Stage(f"evaluate the base model on {plan.base_puzzles} held-out {unit}", evaluation("base"),
               scores=(evals / "base",)),
         Stage(f"swift sft: {plan.sft_steps} cold-start steps -> {plan.output_dir / 'sft'}",

@@ -6,29 +6,32 @@ with the recipes (``DRY_RUN``, the watch's, the gym scorers') are the launcher's
 and the demo does not (``MODEL``, ``DATASET``, ``GYM_SCORE_TIMEOUT`` with Countdown) is refused in one line, as a
 recipe refuses another recipe's: set, it would be ignored without a word.
 
->>> refused({"DATASET": "rows.jsonl"}, gym=False)  # doctest: +ELLIPSIS
+>>> refused({"DATASET": "rows.jsonl"}, ())  # doctest: +ELLIPSIS
 'DATASET is not a setting of countdown_demo: unset it (it is read by ...)'
->>> refused({"GYM_SCORE_TIMEOUT": "2"}, gym=True) is None
+>>> refused({"GYM_SCORE_TIMEOUT": "2"}, ("GYM_SCORE_TIMEOUT",)) is None
 True
->>> refused({"GYM_SETTINGS": "max_terms=2"}, gym=False)
+>>> refused({"GYM_SETTINGS": "max_terms=2"}, ())
 'GYM_SETTINGS is not a setting of countdown_demo: unset it (it is read with TASK=gym:<name>)'
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from ..core.fields import SettingHelp, help_rows, settings_section
 from ..core.objective import Objective
 from ..launch.catalog import ALL, refusal
 from ..launch.layouts import LAYOUTS, recipe_named
+from ..tasks import registered, task_names
+from .task import DEFAULT_TASK
 
-__all__ = ["DEMO_CORRECTION", "GYM_ONLY", "SCRIPT", "SETTINGS", "refused", "settings_help"]
+__all__ = ["DEMO_CORRECTION", "SCRIPT", "SETTINGS", "TASK_ONLY", "refused", "settings_help"]
 
 SCRIPT = "countdown_demo"
 GYM_RECIPE = "gym_1gpu"  # the recipe whose defaults of the shared settings the demo's help shows
 DEMO_CORRECTION = "off"  # ROLLOUT_CORRECTION of the demo's GRPO stage where vLLM samples (without vLLM: off)
-GYM_ONLY = frozenset({"GYM_SETTINGS", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT"})  # read with TASK=gym:<name> only
+# the settings only some tasks read (their Demo.settings): set with another task, each is refused
+TASK_ONLY = frozenset(name for task in registered() if task.demo for name in task.demo.settings)
 
 
 def _shared(name: str) -> SettingHelp:
@@ -39,8 +42,7 @@ def _shared(name: str) -> SettingHelp:
 
 
 SETTINGS = (
-    SettingHelp("TASK", "the task the model learns", ("countdown",), "countdown or gym:<name>, a reasoning-gym "
-                "dataset with gold answers (python -m swift_plugins gym list)"),
+    SettingHelp("TASK", "the task the model learns", (DEFAULT_TASK,), task_names(lambda task: task.demo is not None)),
     SettingHelp("GYM_SETTINGS", "the gym dataset's settings, as gym generate takes them", ("the dataset's",),
                 "key=value words, e.g. 'max_terms=2 max_digits=1' (python -m swift_plugins gym list)"),
     SettingHelp("DEMO_SCALE", "the scale: GRPO's steps and batch, the selection's candidates, the evaluation batch",
@@ -72,10 +74,12 @@ def settings_help() -> str:
     return settings_section(SETTINGS)
 
 
-def refused(env: Mapping[str, str], gym: bool) -> str | None:
-    """The refusal of a recipe's setting in ``env`` that the demo does not read (with a gym task or not), or None."""
-    own = {setting.name for setting in SETTINGS if gym or setting.name not in GYM_ONLY}
-    unread = sorted(name for name in GYM_ONLY - own if env.get(name))  # the demo's own, read with a gym task only
+def refused(env: Mapping[str, str], task_settings: Collection[str]) -> str | None:
+    """The refusal of a setting in ``env`` that the demo does not read with a task that reads ``task_settings``
+    (a recipe's, or another task's), or None."""
+    own = {setting.name for setting in SETTINGS if setting.name not in TASK_ONLY or setting.name in task_settings}
+    unread = sorted(name for name in TASK_ONLY - own if env.get(name))  # the demo's own, read with another task
     if unread:
-        return f"{unread[0]} is not a setting of {SCRIPT}: unset it (it is read with TASK=gym:<name>)"
+        readers = task_names(lambda task: task.demo is not None and unread[0] in task.demo.settings)
+        return f"{unread[0]} is not a setting of {SCRIPT}: unset it (it is read with TASK={readers})"
     return refusal(SCRIPT, own, env)

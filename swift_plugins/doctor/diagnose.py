@@ -129,7 +129,7 @@ def _missing(env: Environment, out: _Findings) -> None:
         fix = f"{install}; or make install for its CPU build"
         out.add("refuse", "vllm", ("vllm",), f"vLLM is not installed, and every recipe generates with it: {fix}")
     if "deepspeed" not in env.packages:
-        recipes = "countdown_3gpu, gsm8k_3gpu, countdown_multinode"
+        recipes = "<task>_3gpu, countdown_multinode"
         out.add("warn", "deepspeed", ("deepspeed",), (
             f"deepspeed is not installed: the server recipes ({recipes}) need it for ZeRO-3; "
             "pip install 'deepspeed>=0.14,<0.19'"))  # fmt: skip

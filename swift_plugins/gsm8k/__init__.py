@@ -1,12 +1,12 @@
 """GSM8K: grade-school math word problems with exact final-number rewards.
 
 The modules: :mod:`.answer` (final-number extraction, exact rationals), :mod:`.rewards`, :mod:`.data`,
-:mod:`.scoring` (with lm-evaluation-harness's metrics), :mod:`.cli`; the ms-swift adapter is
-:mod:`.swift_adapter`. The reference data is ``openai/gsm8k`` (``modelscope/gsm8k``), config ``main``. ``SPEC`` is
-the task as the registry (:mod:`swift_plugins.tasks`) gives it.
+:mod:`.scoring` (with lm-evaluation-harness's metrics), :mod:`.cli`. The reference data is ``openai/gsm8k``
+(``modelscope/gsm8k``), config ``main``. ``SPEC`` is the task as the registry (:mod:`swift_plugins.tasks`) gives
+it. No CPU demo: a 135M model cannot learn grade-school math word problems in minutes.
 """
 
-from ..core.task import Preset, TaskSpec
+from ..core.task import Preset, Reward, TaskSpec
 from .data import GSM8K
 
 __all__ = ["SPEC"]
@@ -18,7 +18,6 @@ PRESET = Preset(
     model="Qwen/Qwen2.5-1.5B-Instruct",
     dataset="modelscope/gsm8k",
     args=(
-        "--reward_funcs", "gsm8k_accuracy", "reasoning_answer_format",
         "--max_length", "1024",
         "--max_completion_length", "400",
         "--num_generations", "12",
@@ -47,12 +46,20 @@ PRESET = Preset(
     smoke_data="modelscope/gsm8k#64",
 )  # fmt: skip
 
+REWARDS = (
+    Reward("gsm8k_accuracy", "swift_plugins.gsm8k.rewards:gsm8k_accuracy_reward", "Gsm8kAccuracy", accuracy=True),
+    Reward("reasoning_answer_format", "swift_plugins.gsm8k.rewards:reasoning_answer_format_reward",
+           "ReasoningAnswerFormat"),
+)  # fmt: skip
+
 SPEC = TaskSpec(
     name="gsm8k",
     data=GSM8K,
+    rewards=REWARDS,
     scoring="swift_plugins.gsm8k.scoring",
-    adapter="swift_plugins.gsm8k.swift_adapter",
     preset=PRESET,
     system_prompt=None,  # each row carries its format instruction as a system message
     held_out_hint="a local copy of GSM8K's test split (question/answer rows, see the README)",
+    cli="swift_plugins.gsm8k.cli",
+    folder_subset="swift_plugins.gsm8k.data:folder_subset",
 )

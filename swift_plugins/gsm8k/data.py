@@ -15,13 +15,15 @@ and ``swift infer`` records it as the result's ``labels``, where ``score`` finds
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError
+from ..core.files import FORMATS
 from ..core.task import Task
 from .answer import reference_number
 
-__all__ = ["GSM8K", "HUB_IDS", "SUBSET", "SYSTEM_PROMPT", "check_row", "messages", "plain_number"]
+__all__ = ["GSM8K", "HUB_IDS", "SUBSET", "SYSTEM_PROMPT", "check_row", "folder_subset", "messages", "plain_number"]
 
 HUB_IDS = ("modelscope/gsm8k", "openai/gsm8k")  # (ModelScope, Hugging Face)
 SUBSET = "main"  # the hub config of the plain solutions ("socratic" adds sub-questions)
@@ -94,3 +96,26 @@ GSM8K = Task(
     tags=("qa", "math"),
     claims_partial=False,  # question/answer columns are common: a file needs both to be GSM8K's
 )
+
+
+def folder_subset(folder: str) -> str:
+    """The config to load a local GSM8K folder with: ``main`` if its README declares it, else ``default``.
+
+    A downloaded hub copy has a README whose configs map ``main`` to ``main/*.parquet``; without one,
+    the ``default`` config reads every data file of the folder, so a folder holding several configs'
+    subfolders (``main/``, ``socratic/``) and no README is refused rather than mixed.
+    """
+    from huggingface_hub import DatasetCard  # the plugin's only: the task's rows need the standard library alone
+
+    readme = Path(folder) / "README.md"
+    if readme.is_file():
+        configs = DatasetCard.load(readme).data.get("configs") or []
+        if any(config.get("config_name") == SUBSET for config in configs):
+            return SUBSET
+    parents = {file.parent for file in Path(folder).rglob("*") if file.suffix in FORMATS}
+    if len(parents) > 1:
+        raise DataError(
+            f"--dataset {folder}: data files in {len(parents)} subfolders and no README.md naming a "
+            f"'{SUBSET}' config; pass the subfolder or the file to train on (e.g. {folder}/{SUBSET})"
+        )
+    return "default"

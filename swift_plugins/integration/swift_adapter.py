@@ -1,16 +1,21 @@
-"""ms-swift 4.x adapters shared by every task: the preprocessor, dataset registration, reward classes.
+"""ms-swift 4.x adapters, made from each task's :class:`~swift_plugins.core.task.TaskSpec`: the preprocessor, the
+dataset registration, the reward classes.
 
-A task subpackage subclasses :class:`TaskPreprocessor` and :class:`RewardORM` and calls :func:`register_task`
-and :func:`register_task_files` from its own ``swift_adapter``. The think/answer format rewards, which every
-think/answer task trains with (:mod:`swift_plugins.core.think_answer`), are registered here, once, by
-:func:`register_shared`.
+:func:`register_spec` puts a reward class over each of the task's pure reward functions in ms-swift's ``orms``
+(named as the task names it: swift logs it as ``rewards/<Name>/mean``) and registers a preprocessor for the task's
+hub ids; :func:`register_spec_files` registers it for the task's local files named on the command line. The
+rewards any task may train with (:mod:`swift_plugins.core.rewards`) are registered once, by :func:`register_shared`.
+
+>>> from swift_plugins.tasks import task_named
+>>> reward_class(task_named("countdown").accuracy_reward).__name__
+'CountdownAccuracy'
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from functools import partial
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,19 +25,20 @@ from swift.rewards import ORM, orms
 
 from ..core.errors import DataError
 from ..core.files import FORMATS, column_names
-from ..core.task import Task
-from ..core.think_answer import FORMAT_REWARD, think_answer_format_reward
+from ..core.rewards import SHARED
+from ..core.task import Reward, Task, TaskSpec, load
 
 __all__ = [
-    "SHARED_REWARDS",
     "RewardORM",
     "TaskPreprocessor",
-    "ThinkAnswerFormat",
-    "ThinkAnswerFormatThinkInPrompt",
     "dataset_arguments",
+    "preprocessor_class",
     "register_shared",
+    "register_spec",
+    "register_spec_files",
     "register_task",
     "register_task_files",
+    "reward_class",
 ]
 
 
@@ -129,7 +135,7 @@ def register_task_files(
 def register_task(preprocessor: type[TaskPreprocessor]) -> None:
     """Register ``preprocessor`` for the task's hub ids, replacing any registration ms-swift ships.
 
-    ms-swift registers some hub ids itself (``zouxuhong/Countdown-Tasks-3to4``, ``modelscope/gsm8k``);
+    ms-swift registers some hub ids itself (``zouxuhong/Countdown-Tasks-3to4``, for one);
     this later registration, which also carries the Hugging Face id, takes precedence in swift's
     id lookup.
     """
@@ -149,24 +155,36 @@ def register_task(preprocessor: type[TaskPreprocessor]) -> None:
     )
 
 
-class ThinkAnswerFormat(RewardORM):
-    """``think_answer_format``: one ``<think>…</think>`` then one ``<answer>…</answer>``, whitespace around."""
-
-    reward = staticmethod(think_answer_format_reward)
-
-
-class ThinkAnswerFormatThinkInPrompt(RewardORM):
-    """``think_answer_format_think_in_prompt``: for chat templates that already open ``<think>`` in the prompt."""
-
-    reward = staticmethod(partial(think_answer_format_reward, think_in_prompt=True))
+@cache
+def reward_class(reward: Reward) -> type[RewardORM]:
+    """The ms-swift reward class over ``reward``'s function, named as ms-swift logs it."""
+    return type(reward.logged, (RewardORM,), {"reward": staticmethod(reward.function()), "__module__": __name__,
+                                              "__doc__": f"``{reward.name}``: {reward.path}"})  # fmt: skip
 
 
-SHARED_REWARDS = {
-    FORMAT_REWARD: ThinkAnswerFormat,
-    f"{FORMAT_REWARD}_think_in_prompt": ThinkAnswerFormatThinkInPrompt,
-}
+@cache
+def preprocessor_class(task: Task) -> type[TaskPreprocessor]:
+    """The preprocessor of ``task``'s rows."""
+    name = "".join(word.capitalize() for word in task.name.replace(":", "_").split("_")) + "Preprocessor"
+    return type(name, (TaskPreprocessor,), {"task": task, "__module__": __name__})
+
+
+def register_spec(spec: TaskSpec) -> None:
+    """Put the task's rewards in ms-swift's ``orms`` and its preprocessor on its hub ids; run its check of the
+    environment first (a bad setting of the task fails here, before training starts)."""
+    if spec.check_environment:
+        load(spec.check_environment)(dict(os.environ))
+    orms.update({reward.name: reward_class(reward) for reward in spec.rewards})
+    register_task(preprocessor_class(spec.data))
+
+
+def register_spec_files(spec: TaskSpec, values: list[str]) -> list[str]:
+    """Load the local files and folders among ``values`` that hold the task's rows with its preprocessor (a value
+    that looks like a local path but does not exist raises ``DataError``); the values registered."""
+    subset = load(spec.folder_subset) if spec.folder_subset else None
+    return register_task_files(preprocessor_class(spec.data), values, subset=subset)
 
 
 def register_shared() -> None:
-    """Register the rewards every think/answer task shares in ``orms``."""
-    orms.update(SHARED_REWARDS)
+    """Register the rewards any task may train with in ``orms``."""
+    orms.update({reward.name: reward_class(reward) for reward in SHARED})

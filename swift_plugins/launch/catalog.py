@@ -7,7 +7,7 @@ come from the layouts' own rows (:mod:`.layouts`).
 
 >>> [entry.name for entry in entries("countdown_1gpu")][:4]
 ['MODEL', 'DATASET', 'VAL_DATASET', 'OUTPUT_DIR']
->>> foreign("countdown_3gpu", {"TASK": "gsm8k"})
+>>> foreign("countdown_3gpu", {"TASK": "gym:chain_sum"})
 'TASK is not a setting of countdown_3gpu (its task is countdown): unset it (it is read by countdown_multinode, ...'
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..core.fields import SettingHelp, setting_fields, settings_section, shown
 from ..core.objective import Objective
-from ..tasks import FAMILIES, NAMES, task_named
+from ..tasks import FAMILIES, NAMES, task_named, task_names
 from .layouts import LAYOUTS, RECIPES, SUFFIXES, Layout, Recipe, recipe_named
 
 __all__ = ["ALL", "GYM_SCORE_LIMITS", "Entry", "entries", "foreign", "recipe_names", "refusal", "settings_help"]
@@ -97,7 +97,7 @@ TABLE = (
     Entry("OUTPUT_DIR", "the run's folder: logs, commands.sh, ms-swift's v*/ run folders", _output_dir),
     Entry("TASK", "the task (the same on every host)",
           lambda recipe, layout: f"required: {recipe.family}:<name>" if recipe.family else "countdown",
-          "countdown, gsm8k or gym:<name> (python -m swift_plugins gym list)", _any_task),
+          task_names(), _any_task),
     Entry("ROLE", "what this host runs", _fixed("required"), "rollout (the server) or train (a training node)",
           lambda recipe, layout: len(recipe.layouts) > 1),
     Entry("ROLLOUT_HOST", "host name or address of the ROLE=rollout server", _fixed("required"), "", _node),

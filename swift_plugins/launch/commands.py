@@ -99,7 +99,7 @@ def trainer_flags(settings: Settings, extra: Sequence[str]) -> Flags:
     _check_extra(settings, extra)
     flags.update(extra)
     if settings.dynamic_sample:
-        flags.update(["--reward_weights", *answer_weights(settings.task.preset.accuracy_reward, flags)])
+        flags.update(["--reward_weights", *answer_weights(settings.task.accuracy_reward.name, flags)])
     return flags
 
 
@@ -154,6 +154,7 @@ def _task_words(settings: Settings) -> list[str]:
         "--torch_dtype", "bfloat16",
         "--dataset", settings.dataset,
         "--external_plugins", _plugin(settings),
+        *settings.task.reward_args(),
         *preset.args,
         *(("--system", system) if system else ()),
         # ms-swift 3.x sampled with top_k 50, top_p 0.9 (the runs its GRPO docs show); 4.x defaults to

@@ -6,7 +6,7 @@ A **layout** is what one host runs: ``server`` (a ``swift rollout`` server and t
 (the trainer and vLLM's CPU build in one process). A **recipe** is an entry script of ``shell/``: a task and a
 layout (the multi-node recipe: its ``ROLE`` picks one of two, its ``TASK`` the task).
 
->>> recipe_named("gsm8k_1gpu").layouts, recipe_named("countdown_multinode").task
+>>> recipe_named("countdown_1gpu").layouts, recipe_named("countdown_multinode").task
 (('colocate',), None)
 >>> LAYOUTS["server"].record.format(rank=0), LAYOUTS["train"].record.format(rank=1)
 ('commands', 'commands-train-node1')

@@ -304,7 +304,7 @@ def _smoke(task: TaskSpec, output_dir: Path, shared_output: bool, val_dataset: s
     # Hosts sharing one OUTPUT_DIR each build the (seeded, identical) tiny model in a folder of their own.
     smoke_dir = output_dir / (f"smoke-{socket.gethostname()}" if shared_output else "smoke")
     values = dict(smoke_dir=smoke_dir, model=str(smoke_dir / "model"), vllm_max_model_len=1024, report_to="none")
-    if dataset:  # the user's rows, e.g. a local GSM8K file on a box that cannot reach the hub
+    if dataset:  # the user's rows, e.g. a local copy of the hub data on a box that cannot reach the hub
         return values
     generated, data = not isinstance(task.preset.smoke_data, str), smoke_dir / "data" / "train.jsonl"
     return values | dict(

@@ -97,7 +97,7 @@ def advise(
         )
     _checkpoint_size(flags, console)
     if dynamic_sample:
-        _dynamic_weights(flags, preset.accuracy_reward, console)
+        _dynamic_weights(flags, task.accuracy_reward.name, console)
     if reference_batch:
         _global_batch(flags, world, preset.reference_completions, steps, console)
 

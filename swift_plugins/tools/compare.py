@@ -2,7 +2,7 @@
 
 Each stage (base model, SFT checkpoint, GRPO checkpoint, …) is an :func:`.evaluate.evaluate`
 folder of any task: ``examples.jsonl`` holds each scored answer with the ``key`` of its prompt (a Countdown
-puzzle, a GSM8K question): one greedy answer a prompt, or N sampled ones. A stage's rate is its accuracy over
+puzzle, a question): one greedy answer a prompt, or N sampled ones. A stage's rate is its accuracy over
 prompts (with N samples: pass@1, each prompt's share of right answers); the change between two stages is paired by
 prompt. A stage may answer a part of the others' prompts (the base model its first rows: ``evaluate --limit``):
 its rates are over its prompts, and each change is paired on the prompts both stages answered. The intervals are

@@ -1,7 +1,7 @@
 """Held-out evaluation in one call: ``swift infer`` on a task's data file (greedy, or N samples a row), then scoring.
 
 The same command evaluates the CPU demo's checkpoints and a GPU run's, for every task of
-:mod:`swift_plugins.tasks` (Countdown puzzles, GSM8K questions): a plain model folder or hub
+:mod:`swift_plugins.tasks` (Countdown puzzles, word problems, ...): a plain model folder or hub
 id, a swift full fine-tuning checkpoint (its ``args.json`` names the model type and template) or a
 LoRA checkpoint (``adapter_config.json``: passed as ``--adapters``). vLLM is used when it is
 installed and can run here (a GPU is visible, or it is vLLM's CPU build), else transformers.

@@ -13,9 +13,17 @@ from swift.rewards import orms
 from swift_plugins.core.errors import DataError
 from swift_plugins.core.files import read_rows
 from swift_plugins.gsm8k.data import HUB_IDS, SYSTEM_PROMPT, plain_number
-from swift_plugins.gsm8k.swift_adapter import Gsm8kPreprocessor, register_files
+from swift_plugins.integration.swift_adapter import preprocessor_class, register_spec_files
+from swift_plugins.tasks import task_named
 
 pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
+
+SPEC = task_named("gsm8k")
+Gsm8kPreprocessor = preprocessor_class(SPEC.data)
+
+
+def register_files(values):
+    return register_spec_files(SPEC, values)
 
 FIXTURES = "tests/fixtures/gsm8k"
 FINAL_ANSWERS = ["24", "1000", "4690", "-5", "10.5", "17", "10", "80"]  # of train.jsonl, read by hand

@@ -68,8 +68,8 @@ def test_settings_are_fields_of_the_datasets_config():
 def test_the_registry_serves_every_dataset_by_name():
     spec = task_named("gym:basic_arithmetic")
     assert spec.name == "gym:basic_arithmetic" and spec.data is GYM
-    assert "external_gym" in spec.preset.args and spec.preset.smoke_data[:4] == ("swift_plugins", "gym", "generate",
-                                                                                  "basic_arithmetic")  # fmt: skip
+    assert spec.accuracy_reward.name == "external_gym" and spec.preset.smoke_data[:4] == (
+        "swift_plugins", "gym", "generate", "basic_arithmetic")  # fmt: skip
     with pytest.raises(SettingError, match="gym:countdwn is not a reasoning-gym dataset; closest: countdown"):
         task_named("gym:countdwn")
     with pytest.raises(SettingError, match="composite is not served"):

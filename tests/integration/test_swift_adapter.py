@@ -12,11 +12,19 @@ from swift.rewards import orms
 from swift_plugins.core.think_answer import think_answer_format_reward
 from swift_plugins.countdown.data import HUB_IDS, DataError
 from swift_plugins.countdown.rewards import countdown_accuracy_reward
-from swift_plugins.countdown.swift_adapter import CountdownPreprocessor, register_files
+from swift_plugins.integration.swift_adapter import preprocessor_class, register_spec_files
+from swift_plugins.tasks import task_named
 
 from ..countdown.test_rewards import ACCEPTED, FORMAT_CASES, REJECTED
 
 pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
+
+SPEC = task_named("countdown")
+CountdownPreprocessor = preprocessor_class(SPEC.data)
+
+
+def register_files(values):
+    return register_spec_files(SPEC, values)
 
 
 def test_rewards_are_registered_under_their_names(plugin):

@@ -93,7 +93,8 @@ def test_3gpu_run_commands_gpus_ports_and_logs(sandbox):
         **preset_values(*COUNTDOWN.args, *COUNTDOWN.server_args),  # lengths, generations, batch, lr, beta
     }
     assert {k: flag(argv, k) for k in expected} == expected
-    assert argv[argv.index("--reward_funcs") + 1 :][:2] == Flags(COUNTDOWN.args).values("reward_funcs")
+    assert argv[argv.index("--reward_funcs") + 1 :][:2] == ["external_countdown", "think_answer_format"]
+    assert "--reward_weights" not in argv  # the task's rewards, each of weight 1
     plugin = flag(argv, "--external_plugins")
     assert plugin == str(PLUGIN) and PLUGIN.is_file()  # absolute: cwd was tmp_path
     assert "--train_type" not in argv
@@ -637,7 +638,7 @@ def test_gsm8k_presets(sandbox, script, world):
     _, argv = parse_dry_run(result.stdout)["rlhf"]
     assert flag(argv, "--model") == GSM8K.model
     assert flag(argv, "--dataset") == GSM8K.dataset
-    assert argv[argv.index("--reward_funcs") + 1 :][:2] == Flags(GSM8K.args).values("reward_funcs")
+    assert argv[argv.index("--reward_funcs") + 1 :][:2] == ["gsm8k_accuracy", "reasoning_answer_format"]
     assert "--system" not in argv  # the GSM8K rows carry their own format instruction
     layout_args = GSM8K.server_args if world == 2 else GSM8K.colocate_args
     expected = preset_values(*GSM8K.args, *layout_args)  # steps, generations, epsilon, batch, lr, beta

@@ -2,7 +2,7 @@
 
 A path is named as ``swift_plugins/launch/recipes.py`` (from the repository root, ``*`` allowed),
 ``launch/recipes.py`` (a ``.py`` file of a subpackage), a relative Markdown link, or a module as
-``swift_plugins.countdown.swift_adapter.register_files`` (the module, and the name it defines).
+``swift_plugins.integration.swift_adapter.register_spec_files`` (the module, and the name it defines).
 """
 
 import ast
@@ -69,15 +69,15 @@ def test_the_folders_a_path_may_start_with_exist():
 def test_a_stale_path_of_each_kind_is_found():
     text = (
         "`swift_plugins/launch/presets.py`, tests/launch/test_nothing_*.py, `core/vllm_cpu.py`, "
-        "swift_plugins.countdown.swift_adapter.register_nothing, swift_plugins.presets, [gone](gone.md#a); "
+        "swift_plugins.integration.swift_adapter.register_nothing, swift_plugins.presets, [gone](gone.md#a); "
         "https://github.com/modelscope/ms-swift/blob/main/docs/source_en/x.md, [ok](recipes.md#a), "
-        "tests/launch/test_launch_*.py, swift_plugins.countdown.swift_adapter.register_files"
+        "tests/launch/test_launch_*.py, swift_plugins.integration.swift_adapter.register_spec_files"
     )
     assert missing_paths(text, REPO / "docs") == [
         "swift_plugins/launch/presets.py",
         "tests/launch/test_nothing_*.py",
         "core/vllm_cpu.py",
-        "swift_plugins.countdown.swift_adapter.register_nothing",
+        "swift_plugins.integration.swift_adapter.register_nothing",
         "swift_plugins.presets",
         "gone.md",
     ]
