@@ -19,6 +19,10 @@ them with ``watch --set name=value`` or a recipe's ``WATCH_SET`` (:meth:`Thresho
   advantage, zero gradient), or ``reward_std`` 0 where the fraction is not logged;
 - ``non-finite``: ``loss`` or ``grad_norm`` NaN or infinite;
 - ``kl-blowup``: ``kl`` (logged when ``--beta`` > 0) above a bound;
+- ``sampler-mismatch``: ``rollout_correction/k3_kl`` (the gap between the policy vLLM sampled with and the trainer's,
+  per token) far above what precision alone gives: a server left with old weights, or a broken weight sync;
+- ``clipping``: ``clip_ratio/region_mean`` (CISPO: ``cispo_clip_ratio``), the share of tokens whose importance ratio
+  left the clip range, high for many steps: the policy moves past its trust region at every update;
 - ``stalled``: no step logged for far longer than the steps take (a live rule: :meth:`Watch.idle`);
 - ``stale-server``: the rollout server failed to load the trainer's weights (a live rule on the server's log,
   :meth:`Watch.server_failed`: ms-swift's trainer is not told and would train on against the old weights).
@@ -137,6 +141,25 @@ class Thresholds:
     # ... for this many steps in a row (one spike only warns).
     kl_patience: int = 5
 
+    # sampler-mismatch. rollout_correction/k3_kl, the KL per token between the policy vLLM sampled with and the
+    # trainer's (ms-swift logs it with ROLLOUT_CORRECTION on, or --log_rollout_offpolicy_metrics). The CPU demo, vLLM's
+    # CPU build in bfloat16 against the trainer's bfloat16 autocast: 5e-5 to 7e-4 a step in its 16-step runs
+    # (tests/data/cpu_demo_corrected_grpo_logging.jsonl is one); GPU stacks report 1e-4 to 1e-3 (Yao et al., "Your
+    # Efficient RL Framework Secretly Brings You Off-Policy RL Training", 2025). vLLM's log-probs are of the
+    # distribution it sampled, after top-k and top-p: the recipes' --top_p 0.9 keeps at least 0.9 of the mass, a gap of
+    # at most -ln 0.9 a token, a k3 of at most 0.0054. A server that kept old weights samples from a policy steps
+    # behind, and the gap grows with every update. Above this (3.7 times precision and truncation together) ...
+    mismatch_kl_max: float = 0.02
+    # ... for this many steps in a row (one step's spike only warns).
+    mismatch_patience: int = 5
+
+    # clipping. With one update per generation (every recipe here) the ratio is 1 and no token is clipped: 0 in every
+    # step of the H100 and CPU demo runs. With several updates per generation (--num_iterations > 1), a share of
+    # clipped tokens this high ...
+    clip_fraction_max: float = 0.3
+    # ... for this many steps in a row means the learning rate moves the policy past its trust region each update.
+    clip_patience: int = 10
+
     # stalled. No new step for longer than max(stall_seconds, stall_factor x the median time between
     # steps) is fatal. 30 minutes covers a ZeRO-3 checkpoint save of a 3B model and an --eval_steps
     # evaluation; steps took 2.2-4.8 s on the H100 run, so only runs with steps over 3 minutes raise it.
@@ -157,18 +180,19 @@ class Thresholds:
                 raise SettingError(f"Thresholds.{item.name}: must be an integer >= 1, got {value!r}")
             elif item.type == "float" and not (isinstance(value, (int, float)) and 0 < value < math.inf):
                 raise SettingError(f"Thresholds.{item.name}: must be a positive number, got {value!r}")
-        for name in ("collapse_relative_drop", "truncation_ratio", "zero_spread_fraction"):
+        for name in ("collapse_relative_drop", "truncation_ratio", "zero_spread_fraction", "clip_fraction_max"):
             if getattr(self, name) > 1:
                 raise SettingError(f"Thresholds.{name}: must be a fraction in (0, 1], got {getattr(self, name)}")
 
     @classmethod
     def plumbing(cls) -> Thresholds:
-        """For a smoke run on a random tiny model: every reward is 0 and every completion is truncated by
-        design, so the rules about output quality (reward-collapse, truncation, zero-spread) only warn;
-        non-finite, kl-blowup and stalled stay fatal.
+        """For a smoke run on a random tiny model: every reward is 0, every completion is truncated and top-k
+        sampling of a flat distribution is far from it by design, so the rules about output quality
+        (reward-collapse, truncation, zero-spread, sampler-mismatch) only warn; non-finite, kl-blowup, clipping and
+        stalled stay fatal.
 
         >>> sorted(Thresholds.plumbing().warn_only)
-        ['reward-collapse', 'truncation', 'zero-spread']
+        ['reward-collapse', 'sampler-mismatch', 'truncation', 'zero-spread']
         """
         return cls(warn_only=frozenset(rule.name for rule in RULES.values() if rule.output_quality))
 
@@ -513,10 +537,14 @@ class Watch:
         return min(since, average.level_since) if fallen > self.thresholds.collapse_window // 4 else average.level_since
 
     def _above(
-        self, record: dict[str, Any], step: int, *, rule: str, key: str, limit: str, patience: str, warning: str = ""
+        self, record: dict[str, Any], step: int, *, rule: str, key: str | tuple[str, ...], limit: str, patience: str,
+        warning: str = "",
     ) -> list[Verdict]:
-        """``rule`` on one logged number: ``key`` at or above the threshold ``limit`` (above, for kl-blowup), for
-        the threshold ``patience`` steps (fatal), warned at once or after the threshold ``warning`` steps."""
+        """``rule`` on one logged number: ``key`` (of several, the first logged) at or above the threshold ``limit``
+        (above, for kl-blowup), for the threshold ``patience`` steps (fatal), warned at once or after the threshold
+        ``warning`` steps."""
+        if isinstance(key, tuple):
+            key = next((name for name in key if name in record), key[0])
         t = self.thresholds
         limit, patience, warning = getattr(t, limit), getattr(t, patience), getattr(t, warning) if warning else 1
         if rule == "zero-spread" and not _finite(record.get(key)) and _finite(record.get("reward_std")):
@@ -531,10 +559,11 @@ class Watch:
         if event is None:
             return []
         relation = "== 0" if limit is None else f"> {limit:g}" if rule == "kl-blowup" else f">= {limit:g}"
-        figures = f"{key} {value:.2f} ({relation})"
+        shown = f"{value:.3g}" if rule == "sampler-mismatch" else f"{value:.2f}"  # a KL of thousandths
+        figures = f"{key} {shown} ({relation})"
         if event or streak.length > 1:
             peak = f", max {streak.peak:.2f}" if rule == "kl-blowup" else ""
-            figures = f"{key} {relation} for {streak.length} steps (from step {streak.start}), last {value:.2f}{peak}"
+            figures = f"{key} {relation} for {streak.length} steps (from step {streak.start}), last {shown}{peak}"
         return [self._verdict(rule, event, step, figures)]
 
     def _non_finite(self, record: dict[str, Any], step: int) -> list[Verdict]:
@@ -602,6 +631,24 @@ RULES: dict[str, Rule] = {
             ("kl_max", "kl_patience"),
             "the policy drifted far from the reference model: raise --beta or lower --learning_rate, and {resume}",
             partial(Watch._above, rule="kl-blowup", key="kl", limit="kl_max", patience="kl_patience"),
+        ),
+        Rule(
+            "sampler-mismatch",
+            ("mismatch_kl_max", "mismatch_patience"),
+            "vLLM samples from a policy the trainer has left: a rollout server that did not load the trainer's "
+            "weights (see its log), or a weight sync that fails; ROLLOUT_CORRECTION weighs tokens by the gap but "
+            "cannot make a stale server's samples current: fix the sync and {resume}",
+            partial(Watch._above, rule="sampler-mismatch", key="rollout_correction/k3_kl", limit="mismatch_kl_max",
+                    patience="mismatch_patience"),
+            output_quality=True,  # a random model's flat distribution: top-k alone is a gap of nats
+        ),
+        Rule(
+            "clipping",
+            ("clip_fraction_max", "clip_patience"),
+            "the policy moves past its clip range at every update: lower --learning_rate or --num_iterations "
+            "(EPSILON_HIGH widens the range only upward), and {resume}",
+            partial(Watch._above, rule="clipping", key=("clip_ratio/region_mean", "cispo_clip_ratio"),
+                    limit="clip_fraction_max", patience="clip_patience"),
         ),
         Rule(
             "stalled",

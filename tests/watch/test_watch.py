@@ -22,7 +22,9 @@ from ..helpers import DATA
 
 H100 = DATA / "h100_grpo_logging.jsonl"  # a healthy 150-step GRPO run of this package on an H100
 CPU_DEMO = DATA / "cpu_demo_grpo_logging.jsonl"  # make demo's 16-step CPU GRPO stage, from its SFT checkpoint
-HEALTHY = [H100, CPU_DEMO]
+# the same stage with vLLM's sampling corrected (ROLLOUT_CORRECTION=token_truncate): rollout_correction/* every step
+CORRECTED = DATA / "cpu_demo_corrected_grpo_logging.jsonl"
+HEALTHY = [H100, CPU_DEMO, CORRECTED]
 
 
 def h100_records() -> list[dict]:
@@ -76,6 +78,17 @@ def kl_growing(record: dict, step: int) -> None:  # kl 0.002 (beta > 0), growing
     record["kl"] = 0.002 * 1.5 ** max(0, step - 80)
 
 
+def stale_sampler(record: dict, step: int) -> None:
+    # the CPU demo's mismatch (k3_kl 4e-4) until step 60, then a server that stopped taking weights: the gap grows
+    # with each update the trainer makes without it (the H100 run's steps, its own KL to the reference at beta 0.04
+    # in another run: a few thousandths after tens of steps)
+    record["rollout_correction/k3_kl"] = 4e-4 + 1e-3 * max(0, step - 60)
+
+
+def clipped_every_update(record: dict, step: int) -> None:  # several updates a generation, too large a step
+    record["clip_ratio/region_mean"] = 0.45
+
+
 def std_only_no_spread(record: dict, step: int) -> None:  # a log without frac_reward_zero_std
     record.pop("frac_reward_zero_std", None)
     if step >= 50:
@@ -90,6 +103,8 @@ BROKEN = [
     ("nan-loss", nan_loss, 30, "non-finite", 32, 29),
     ("inf-grad-norm", inf_grad_norm, 30, "non-finite", 32, 29),
     ("kl-growing", kl_growing, 1, "kl-blowup", 100, 95),
+    ("stale-sampler", stale_sampler, 1, "sampler-mismatch", 84, 79),
+    ("clipped", clipped_every_update, 40, "clipping", 49, 39),
     ("std-only-no-spread", std_only_no_spread, 1, "zero-spread", 69, 49),
 ]
 
