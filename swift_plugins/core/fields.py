@@ -14,7 +14,7 @@ Traceback (most recent call last):
 swift_plugins.core.errors.SettingError: LOSS='dpo' is not one of grpo, dapo
 >>> print(settings_section(help_rows(Run)))
 Settings (environment variables; default, then the values taken):
-  STEPS                       GRPO steps; default 16; an integer >= 1
+  STEPS                       GRPO steps; default 16; a positive integer
   LOSS                        the loss; default grpo; grpo or dapo
 """
 
@@ -26,7 +26,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, TypeVar
 
 from .errors import SettingError
-from .settings import parse_bool
+from .settings import parse_bool, parse_int
 
 __all__ = [
     "Check", "SettingHelp", "SettingMeta", "boolean", "choice", "help_rows", "number", "read_settings", "setting",
@@ -81,15 +81,17 @@ def number(low: float, high: float | None = None, *, low_open: bool = False) -> 
     return Check(parse, f"a number {words}")
 
 
-def whole(low: int = 0) -> Check:
-    """An integer at least ``low``."""
+def whole(low: int = 0, high: int | None = None, allowed: str = "") -> Check:
+    """An integer from ``low`` to ``high``; ``allowed``: the values in words, where they say more.
 
-    def parse(name: str, text: str) -> int:
-        if not text.isdigit() or int(text) < low:
-            raise SettingError(f"{name}={text!r} is not an integer >= {low}")
-        return int(text)
-
-    return Check(parse, f"an integer >= {low}")
+    >>> whole(1).parse("SFT_STEPS", "0")
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.SettingError: SFT_STEPS must be a positive integer, got '0'
+    """
+    words = {0: "a non-negative integer", 1: "a positive integer"}.get(low, f"an integer >= {low}")
+    return Check(lambda name, text: parse_int(name, text, low, high),
+                 allowed or words + (f" up to {high:,}" if high is not None else ""))  # fmt: skip
 
 
 boolean = Check(parse_bool, "1/true/yes or 0/false/no")
@@ -97,16 +99,18 @@ boolean = Check(parse_bool, "1/true/yes or 0/false/no")
 
 @dataclass(frozen=True)
 class SettingMeta:
-    """What a field of a settings dataclass says of its setting."""
+    """What a field of a settings dataclass says of its setting; ``shown``: its default in ``--help``, where the
+    field's default stands for another (None: decided elsewhere, as a scale's)."""
 
     env: str
     meaning: str
     check: Check
+    shown: str | None = None
 
 
-def setting(env: str, default: Any, meaning: str, check: Check) -> Any:
+def setting(env: str, default: Any, meaning: str, check: Check, shown: str | None = None) -> Any:
     """A dataclass field read from the environment variable ``env`` (empty or unset: ``default``)."""
-    return field(default=default, metadata={"setting": SettingMeta(env, meaning, check)})
+    return field(default=default, metadata={"setting": SettingMeta(env, meaning, check, shown)})
 
 
 def setting_fields(cls: type) -> Iterator[tuple[Field, SettingMeta]]:
@@ -154,7 +158,8 @@ def help_rows(cls: type, **defaults: Any) -> list[SettingHelp]:
     rows = []
     for item, meta in setting_fields(cls):
         default = defaults.get(item.name, item.default if item.default is not MISSING else "required")
-        rows.append(SettingHelp(meta.env, meta.meaning, (shown(default),), meta.check.allowed))
+        rows.append(SettingHelp(meta.env, meta.meaning, (meta.shown if meta.shown and item.name not in defaults
+                                                         else shown(default),), meta.check.allowed))  # fmt: skip
     return rows
 
 

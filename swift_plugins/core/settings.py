@@ -53,6 +53,8 @@ def parse_int(name: str, value: str, minimum: int = 1, maximum: int | None = Non
         what = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer >= {minimum}")
         if maximum == 65535:
             what = "a TCP port (1-65535)"
+        elif maximum is not None:
+            what += f" up to {maximum:,}"
         raise SettingError(f"{name} must be {what}, got {value!r}")
     return int(value)
 

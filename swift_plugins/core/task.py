@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import DataError
+from .fields import SettingHelp
 from .flags import Flags
 
 __all__ = ["Demo", "Preset", "Reward", "Task", "TaskSpec", "load"]
@@ -157,7 +158,8 @@ class Demo:
     sft_length: int  # SFT's --max_length: a prompt and its cold-start answer
     train_rows: int = 1500
     model_len: int | None = None  # vLLM's --vllm_max_model_len in GRPO (None: the scale's)
-    settings: tuple[str, ...] = ()  # the demo settings of this task alone (the demo refuses them for another)
+    settings: tuple[str, ...] = ()  # the demo settings of this task alone (the demo refuses them for another) ...
+    settings_help: tuple[SettingHelp, ...] = ()  # ... and the --help rows of those the launcher does not document
     row_settings: str = ""  # the one of them whose key=value words go to generate after its own arguments
     check_row_settings: Callable[[Sequence[str]], None] | None = None  # those words checked, one line if bad
 

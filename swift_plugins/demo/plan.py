@@ -12,8 +12,9 @@ The stages, each a :class:`~swift_plugins.launch.commands.Command` that DRY_RUN 
 7. ``evaluate`` every saved GRPO checkpoint;
 8. ``plot`` (held-out accuracy of every stage beside the training rewards) and ``compare`` (the table).
 
-The scale is chosen from the hardware (``DEMO_SCALE`` to force it): ``gpu`` when torch sees a CUDA device, else
-``cpu``; GRPO generates with vLLM colocated in the trainer when vLLM is installed, else with transformers.
+The settings are read once (:mod:`.settings`), the scale chosen from the hardware (:mod:`.scales`); GRPO generates
+with vLLM colocated in the trainer when vLLM is installed, else with transformers. The CPU scale's GRPO stage trains
+as ``make smoke``'s trainer does (:func:`swift_plugins.launch.commands.cpu_trainer_words`).
 
 >>> plan = DemoPlan.for_hardware({"OUTPUT_DIR": "/d"}, Path("/repo"), cuda_device=None, vllm_version="0.32.0")
 >>> plan.scale.name, plan.grpo_steps, plan.checkpoint_steps()
@@ -26,30 +27,27 @@ The scale is chosen from the hardware (``DEMO_SCALE`` to force it): ``gpu`` when
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.commands import Command
 from ..core.errors import SettingError
-from ..core.fields import read_settings
 from ..core.files import held_out_path
 from ..core.flags import Flags
 from ..core.objective import Objective
-from ..core.settings import parse_bool, positive_int
-from ..core.task import load
-from ..integration.vllm_cpu import EAGER, installed_vllm
+from ..integration.vllm_cpu import installed_vllm
+from ..launch.commands import cpu_trainer_words
 from ..preflight.trainer import check_trainer_flags
 from ..watch.checkpoints import is_complete
-from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
-from .settings import DEMO_CORRECTION, refused
+from .scales import Scale, choose_scale
+from .settings import read_demo_settings, read_objective
 from .task import DEFAULT_TASK, HELD_OUT, DemoTask, demo_task
 
 __all__ = [
-    "OWNED_FLAGS", "SCALES", "DemoPlan", "Scale", "Stage", "choose_scale", "grpo_args", "grpo_command", "grpo_extra",
+    "OWNED_FLAGS", "DemoPlan", "Stage", "grpo_args", "grpo_command", "grpo_extra",
     "model_args", "select_command", "sft_args", "stages",
 ]  # fmt: skip
 
@@ -81,11 +79,6 @@ TRAIN_ARGS = (
     "--gradient_checkpointing", "false", "--dataloader_num_workers", "0", "--dataloader_pin_memory", "false",
     "--logging_steps", "1", "--report_to", "none", "--save_only_model", "true", "--add_version", "false",
 )  # fmt: skip
-
-
-# GRPO's colocated engine samples in bfloat16 where GRPO trains in bfloat16 autocast (whose matmuls are bfloat16):
-# a step 1.37x as fast (benchmarks/bench_rollout_cpu.py; the dtype taken by swift_plugins.integration.vllm_cpu).
-BF16_ROLLOUT = ("--vllm_engine_kwargs", json.dumps({"dtype": "bfloat16"}))
 
 
 def sft_args(task: DemoTask, bf16: bool = False) -> tuple[str, ...]:
@@ -125,42 +118,6 @@ def grpo_args(task: DemoTask) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Scale:
-    """What a scale runs: GRPO's length and batch, the held-out set, how many GRPO checkpoints are evaluated."""
-
-    name: str
-    grpo_steps: int
-    eval_puzzles: int
-    grpo_evals: int
-    eval_batch: int  # transformers evaluation batch
-    grpo_args: tuple[str, ...]
-    vllm_args: tuple[str, ...]  # GRPO's flags when vLLM generates
-    select_samples: int = 0  # before GRPO, answers to each candidate row (0: GRPO on every training row)
-    select_candidates: int = 0  # the candidates: the first this many training rows (0: every one)
-    completion_cap: int | None = None  # the most tokens a completion has, whatever the task's own length
-    base_limit: int = 0  # the base model answers the first this many held-out rows (0: every one)
-    bf16: bool = False  # GRPO in bfloat16 autocast over the float32 weights, on a CPU with AVX-512
-
-
-SCALES = {
-    # 32 completions a step with bfloat16 autocast over the float32 weights (benchmarks/bench_grpo_cpu.py); a
-    # constant rate, so that the last of a few steps teach as much as the first (swift's cosine ends at 0).
-    "cpu": Scale(
-        "cpu", 16, 500, 1, 50,
-        ("--per_device_train_batch_size", "32", "--use_cpu", "true", "--lr_scheduler_type", "constant"),
-        ("--vllm_max_model_len", "512", *EAGER),
-        select_samples=8, select_candidates=160, completion_cap=256, bf16=True, base_limit=100,
-    ),
-    # The one-H100 run of the README: 64 completions a step, float32; a third of the card is ample for vLLM.
-    "gpu": Scale(
-        "gpu", 150, 500, 3, 250, ("--per_device_train_batch_size", "64"),
-        ("--vllm_gpu_memory_utilization", "0.3", "--vllm_max_model_len", "512"),
-        select_samples=8,
-    ),
-}
-
-
-@dataclass(frozen=True)
 class DemoPlan:
     """The settings of one demo run, checked: the scale and why, the stage lengths, where everything goes."""
 
@@ -170,20 +127,20 @@ class DemoPlan:
     output_dir: Path
     repo: Path
     task: DemoTask  # TASK: what the rows, the cold start, the lengths and the rewards are
-    sft_steps: int = 36
-    grpo_steps: int = 16
-    eval_puzzles: int = 200
-    eval_split: str = "test"  # EVAL_SPLIT: the held-out split every stage is evaluated on (dev: to choose settings)
-    grpo_evals: int = 1
-    seed: int = 0
-    dry_run: bool = False
-    watch: str = "stop"  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
-    thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
-    select_samples: int = 0  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
-    select_candidates: int = 0  # SELECT_CANDIDATES: the selection answers the first this many rows (0: every one)
-    grpo_extra: tuple[str, ...] = ()  # the script's arguments: swift rlhf flags that replace the GRPO stage's own
-    objective: Objective = field(default_factory=Objective)  # LOSS_TYPE, ..., ROLLOUT_CORRECTION
-    bf16: bool = False  # SFT and GRPO in bfloat16 autocast; rollouts, selection, evaluations in bfloat16: AVX-512
+    sft_steps: int
+    grpo_steps: int
+    eval_puzzles: int
+    eval_split: str  # EVAL_SPLIT: the held-out split every stage is evaluated on (dev: to choose settings)
+    grpo_evals: int
+    seed: int
+    dry_run: bool
+    watch: str  # WATCH: the watch over the GRPO stage's log stops it on a fatal verdict (warn, off)
+    thresholds: Thresholds  # WATCH_SET: the watch's thresholds
+    select_samples: int  # SELECT_SAMPLES: GRPO on the rows the SFT model solves sometimes (0: on all)
+    select_candidates: int  # SELECT_CANDIDATES: the selection answers the first this many rows (0: every one)
+    grpo_extra: tuple[str, ...]  # the script's arguments: swift rlhf flags that replace the GRPO stage's own
+    objective: Objective  # LOSS_TYPE, ..., ROLLOUT_CORRECTION
+    bf16: bool  # SFT and GRPO in bfloat16 autocast; rollouts, selection, evaluations in bfloat16: AVX-512
     python: str = sys.executable
 
     @classmethod
@@ -200,39 +157,39 @@ class DemoPlan:
         """The plan ``env`` asks for on hardware with ``cuda_device`` (or none), vLLM ``vllm_version`` (or none) and
         a CPU of ``cpu_capability`` (torch's ``torch.backends.cpu.get_cpu_capability()``), with the script's ``extra``
         arguments as the GRPO stage's flags (:func:`grpo_extra`)."""
-        scale, reason = choose_scale(env.get("DEMO_SCALE") or "auto", cuda_device)
+        settings = read_demo_settings(env)
+        scale, reason = choose_scale(settings.scale, cuda_device)
         bf16 = scale.bf16 and cpu_capability.startswith("AVX512")
         if scale.bf16 and not bf16:
             reason += f"; a CPU of {cpu_capability}, not AVX-512: GRPO in float32 (bfloat16 would be emulated)"
-        task = demo_task(env.get("TASK", ""), scale.completion_cap, env)
-        refusal = refused(env, task.demo.settings)
-        if refusal:
-            raise SettingError(refusal)
-        if task.spec.check_environment:  # a bad setting of the task is one line now, not the trainer's first reward
-            load(task.spec.check_environment)(dict(env))
+        task = demo_task(settings.task, scale.completion_cap, settings.task_env)
         folder = f"{scale.name}_demo" + ("" if task.name == DEFAULT_TASK else f"-{task.name.rpartition(':')[2]}")
         vllm = vllm_version is not None and (scale.name == "cpu" or cuda_device is not None)
         reason += f"; vLLM {vllm_version}: vLLM colocate" if vllm else "; vLLM not installed: transformers generation"
+        candidates = scale.select_candidates if settings.select_candidates is None else settings.select_candidates
+        if candidates > task.demo.train_rows:
+            raise SettingError(f"SELECT_CANDIDATES={candidates}: there are {task.demo.train_rows} training rows (0: "
+                               "every one)")  # fmt: skip
         plan = cls(
             scale=scale,
             reason=reason,
             vllm=vllm,
-            output_dir=Path(env.get("OUTPUT_DIR") or repo / "output" / folder).absolute(),
+            output_dir=Path(settings.output_dir or repo / "output" / folder).absolute(),
             repo=repo,
             task=task,
-            sft_steps=positive_int(env, "SFT_STEPS", 36),
-            grpo_steps=positive_int(env, "GRPO_STEPS", scale.grpo_steps),
-            eval_puzzles=_eval_puzzles(env, scale),
-            eval_split=_eval_split(env),
-            grpo_evals=positive_int(env, "GRPO_EVALS", scale.grpo_evals),
-            seed=positive_int(env, "SEED", 0, minimum=0),
-            dry_run=parse_bool("DRY_RUN", env.get("DRY_RUN", "")),
-            watch=watch_mode(env),
-            thresholds=watch_thresholds(env),
-            select_samples=_select_samples(env, scale),
-            select_candidates=_select_candidates(env, scale, task),
+            sft_steps=settings.sft_steps,
+            grpo_steps=settings.grpo_steps or scale.grpo_steps,
+            eval_puzzles=settings.eval_puzzles,
+            eval_split=settings.eval_split,
+            grpo_evals=settings.grpo_evals or scale.grpo_evals,
+            seed=settings.seed,
+            dry_run=settings.dry_run,
+            watch=settings.watch,
+            thresholds=settings.thresholds,
+            select_samples=settings.select_samples,
+            select_candidates=candidates,
             grpo_extra=grpo_extra(extra),
-            objective=read_settings(Objective, env, rollout_correction=DEMO_CORRECTION if vllm else "off"),
+            objective=read_objective(env, vllm),
             bf16=bf16,
         )
         # what ms-swift checks only once the model is loaded, as the recipes' preflight checks it (one process)
@@ -327,39 +284,6 @@ class DemoPlan:
         return int(flags.value("per_device_train_batch_size") or 1) * int(flags.value("gradient_accumulation_steps"))
 
 
-def _eval_puzzles(env: Mapping[str, str], scale: Scale) -> int:
-    """``EVAL_PUZZLES``: how many rows of the held-out split, from the first, every stage answers."""
-    puzzles = positive_int(env, "EVAL_PUZZLES", scale.eval_puzzles)
-    if puzzles > HELD_OUT:
-        raise SettingError(f"EVAL_PUZZLES={puzzles}: each held-out split has {HELD_OUT} rows")
-    return puzzles
-
-
-def _eval_split(env: Mapping[str, str]) -> str:
-    """``EVAL_SPLIT``: test (the figures a run reports) or dev (choosing a setting: its figures are not reported)."""
-    split = env.get("EVAL_SPLIT") or "test"
-    if split not in ("test", "dev"):
-        raise SettingError(f"EVAL_SPLIT={split}: expected test or dev")
-    return split
-
-
-def _select_samples(env: Mapping[str, str], scale: Scale) -> int:
-    """``SELECT_SAMPLES``: answers to each candidate row before GRPO (0: no selection; else at least 2)."""
-    samples = positive_int(env, "SELECT_SAMPLES", scale.select_samples, minimum=0)
-    if samples == 1:
-        raise SettingError("SELECT_SAMPLES=1: a solve rate needs at least 2 answers a puzzle (0: no selection)")
-    return samples
-
-
-def _select_candidates(env: Mapping[str, str], scale: Scale, task: DemoTask) -> int:
-    """``SELECT_CANDIDATES``: how many training rows, from the first, the selection answers (0: every one)."""
-    candidates = positive_int(env, "SELECT_CANDIDATES", scale.select_candidates, minimum=0)
-    if candidates > task.demo.train_rows:
-        raise SettingError(f"SELECT_CANDIDATES={candidates}: there are {task.demo.train_rows} training rows (0: every "
-                           "one)")  # fmt: skip
-    return candidates
-
-
 def select_command(plan: DemoPlan) -> Command:
     """The selection: the first ``select_candidates`` training rows, each answered ``select_samples`` times by the SFT
     checkpoint as GRPO samples (temperature 1, the 50 likeliest tokens); those it solves sometimes are GRPO's."""
@@ -372,23 +296,6 @@ def select_command(plan: DemoPlan) -> Command:
         "--max-new-tokens", str(plan.task.completion_tokens),
         "--", *model_args(plan.sampling_dtype), log="select.log", title="selection",
     )  # fmt: skip
-
-
-def choose_scale(requested: str, cuda_device: str | None) -> tuple[Scale, str]:
-    """The scale ``DEMO_SCALE=requested`` means on hardware with ``cuda_device`` (or none), and why.
-
-    >>> choose_scale("auto", "NVIDIA H100")[0].name, choose_scale("cpu", "NVIDIA H100")[1]
-    ('gpu', 'DEMO_SCALE=cpu (a CUDA device is visible: NVIDIA H100)')
-    """
-    if requested not in ("auto", "cpu", "gpu"):
-        raise SettingError(f"DEMO_SCALE={requested}: expected cpu or gpu (or unset: chosen from the hardware)")
-    if requested == "cpu":
-        return SCALES["cpu"], "DEMO_SCALE=cpu" + (f" (a CUDA device is visible: {cuda_device})" if cuda_device else "")
-    if cuda_device is None:
-        if requested == "gpu":
-            return SCALES["gpu"], "DEMO_SCALE=gpu, but torch sees no CUDA device"
-        return SCALES["cpu"], "torch sees no CUDA device"
-    return SCALES["gpu"], ("DEMO_SCALE=gpu; " if requested == "gpu" else "") + f"CUDA device visible ({cuda_device})"
 
 
 # The GRPO flags that a demo setting or another stage decides: an extra argument setting one is refused.
@@ -426,16 +333,19 @@ def grpo_command(plan: DemoPlan, output_dir: Path | None = None, extra: Sequence
     """GRPO from the SFT checkpoint, with the script's arguments (``plan.grpo_extra``); ``extra`` flags replace the
     plan's (benchmarks try other settings)."""
     output_dir = output_dir or plan.output_dir / "grpo"
-    generation = ["--use_vllm", "true", "--vllm_mode", "colocate", *plan.scale.vllm_args,
-                  *(BF16_ROLLOUT if plan.bf16 else ())] if plan.vllm else []  # fmt: skip
-    flags = Flags(["--rlhf_type", "grpo", *TRAIN_ARGS, "--seed", str(plan.seed), "--model", str(plan.sft_checkpoint),
+    model_len = plan.task.demo.model_len or plan.scale.vllm_model_len
+    if plan.scale.name == "cpu":  # the launcher's CPU trainer, as make smoke's
+        trainer = cpu_trainer_words(plan.bf16, model_len if plan.vllm else None)
+    else:
+        trainer = ["--tuner_type", "full", "--bf16", "false", "--use_vllm", "false", *(
+            ("--use_vllm", "true", "--vllm_mode", "colocate", *plan.scale.vllm_args, "--vllm_max_model_len",
+             str(model_len)) if plan.vllm else ())]  # fmt: skip
+    flags = Flags(["--rlhf_type", "grpo", *TRAIN_ARGS, *trainer, "--seed", str(plan.seed),
+                   "--model", str(plan.sft_checkpoint),
                    "--external_plugins", str(plan.repo / "swift_plugins" / "plugin.py"),
                    "--dataset", str(plan.selected), *grpo_args(plan.task), *plan.scale.grpo_args,
-                   "--bf16", "true" if plan.bf16 else "false",
-                   "--use_vllm", "false", *generation, "--max_steps", str(plan.grpo_steps),
-                   "--save_steps", str(plan.save_steps), "--output_dir", str(output_dir)])  # fmt: skip
-    if plan.vllm and plan.task.demo.model_len:
-        flags.update(["--vllm_max_model_len", str(plan.task.demo.model_len)])
+                   "--max_steps", str(plan.grpo_steps), "--save_steps", str(plan.save_steps),
+                   "--output_dir", str(output_dir)])  # fmt: skip
     flags.update(plan.objective.swift_args())
     flags.update(plan.grpo_extra)
     flags.update(extra)

@@ -20,7 +20,6 @@ from ..core.console import Console
 from ..core.errors import LaunchError, SettingError
 from ..core.files import keep_previous, write_text
 from ..core.processes import Children, Interrupted, children_cpu_seconds
-from ..core.settings import parse_bool
 from ..integration.vllm_cpu import installed_vllm
 from ..launch.follow import follow_trainer
 from ..launch.script import usage
@@ -30,7 +29,7 @@ from ..watch.checkpoints import is_complete, newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
 from ..watch.log import describe_zero_spread, find_log, read_steps
 from .plan import DemoPlan, Stage, stages
-from .settings import settings_help
+from .settings import read_demo_settings, settings_help
 
 __all__ = ["STAGES_FILE", "demo", "demo_help", "detect_hardware"]
 
@@ -66,7 +65,7 @@ def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, 
     try:
         cuda_device, vllm_version, hint, cpu = detect_hardware()
     except SettingError as no_torch:
-        if not parse_bool("DRY_RUN", env.get("DRY_RUN", "")):
+        if not read_demo_settings(env).dry_run:
             raise
         cuda_device, vllm_version, cpu = None, installed_vllm()[0], "AVX512"  # the measured CPU's plan
         hint = f"; {no_torch}: planned for a CPU host"

@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import cache
 
 from ..core import think_answer
+from ..core.fields import SettingHelp
 from ..core.rewards import FORMAT
 from ..core.task import Demo, Preset, Reward, TaskSpec
 from .data import GYM, NO_GOLD
@@ -26,6 +27,9 @@ REWARDS = (
 )
 # the demo settings a gym task reads: the rows' settings, and the scorers' (which the trainer's rewards read too)
 DEMO_SETTINGS = ("GYM_SETTINGS", "GYM_SCORE_WORKERS", "GYM_SCORE_TIMEOUT")
+ROW_SETTINGS = SettingHelp("GYM_SETTINGS", "the gym dataset's settings, as gym generate takes them",
+                           ("the dataset's",), "key=value words, e.g. 'max_terms=2 max_digits=1' "
+                           "(python -m swift_plugins gym list)")  # fmt: skip
 
 
 def _preset(name: str) -> Preset:
@@ -54,7 +58,8 @@ def _demo(name: str, preset: Preset) -> Demo:
         generate=("swift_plugins", "gym", "generate", name), sft_data=("swift_plugins", "gym", "sft-data"),
         unit="questions", answers="cold-start answers", completion_tokens=preset.completion_tokens,
         sft_length=preset.max_length, model_len=preset.vllm_max_model_len, settings=DEMO_SETTINGS,
-        row_settings="GYM_SETTINGS", check_row_settings=lambda words: _check_settings(name, words),
+        settings_help=(ROW_SETTINGS,), row_settings=ROW_SETTINGS.name,
+        check_row_settings=lambda words: _check_settings(name, words),
     )  # fmt: skip
 
 

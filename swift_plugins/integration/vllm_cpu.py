@@ -39,17 +39,22 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 
 from ..doctor.environment import VLLM_DISTRIBUTIONS, distribution_name, find_distribution
 
 __all__ = [
-    "EAGER", "cpu_build_installed", "engine_args", "install", "installed_vllm", "is_cpu_build", "rollout_dtype",
+    "BF16_ROLLOUT", "EAGER", "cpu_build_installed", "engine_args", "install", "installed_vllm", "is_cpu_build",
+    "rollout_dtype",
 ]
 
 # torch.compile costs vLLM's CPU engine about 80 s of start-up and gains nothing back: evaluating SmolLM2 on 200
 # puzzles takes 162 s compiled, 84 s eager (benchmarks/bench_evaluate_cpu.py).
 EAGER = ("--vllm_enforce_eager", "true")
+# The colocated engine samples in bfloat16 where the trainer trains in bfloat16 autocast (whose matmuls are
+# bfloat16): a CPU demo step 1.37x as fast (benchmarks/bench_rollout_cpu.py); install() takes the dtype from here.
+BF16_ROLLOUT = ("--vllm_engine_kwargs", json.dumps({"dtype": "bfloat16"}))
 KV_CACHE_GIB = "2"  # SmolLM2 in float32: 46 KB a token, 45,000 tokens (200 sequences of 230)
 
 

@@ -18,11 +18,11 @@ from ..core.commands import Command
 from ..core.errors import SettingError
 from ..core.files import held_out_path
 from ..core.flags import Flags
-from ..integration.vllm_cpu import EAGER
+from ..integration.vllm_cpu import BF16_ROLLOUT, EAGER
 from .settings import Settings
 
-__all__ = ["ROLLOUT_LOG", "TRAINER_WORDS", "Plan", "answer_weights", "rollout_command", "selection_command",
-           "trainer_command", "trainer_flags"]
+__all__ = ["ROLLOUT_LOG", "TRAINER_WORDS", "Plan", "answer_weights", "cpu_trainer_words", "rollout_command",
+           "selection_command", "trainer_command", "trainer_flags"]
 
 ROLLOUT_LOG = "rollout.log"  # the rollout server's log in OUTPUT_DIR (a training node's too, where it is shared)
 SMOKE_MODEL_ARGS = ("--model_type", "qwen2", "--template", "qwen2_5")  # the tiny Qwen2.5-shaped model
@@ -227,21 +227,34 @@ def _colocate_words(settings: Settings) -> list[str]:
     ]  # fmt: skip
 
 
-def _cpu_words(settings: Settings) -> list[str]:
-    # The full fine-tune of the server layout in one process on the CPU, vLLM's CPU build colocated: float32
-    # weights (swift would derive fp16 from them), no sleep mode (not on the CPU platform), no worker processes.
+def cpu_trainer_words(bf16: bool, vllm_model_len: int | None) -> list[str]:
+    """A full fine-tune in one process on the CPU, the trainer ``make smoke`` and the CPU demo share: float32
+    weights (swift would derive fp16 from them), in bfloat16 autocast with ``bf16`` (a CPU with AVX-512), no
+    gradient checkpointing, no worker processes, vLLM's CPU build colocated and eager (no sleep mode: not on the CPU
+    platform), holding ``vllm_model_len`` tokens a sequence and sampling in the precision the trainer computes in
+    (None: transformers generates).
+
+    >>> cpu_trainer_words(True, None)[6:10]
+    ['--bf16', 'true', '--use_cpu', 'true']
+    """
+    vllm = ["--use_vllm", "true", "--vllm_mode", "colocate", "--vllm_max_model_len", str(vllm_model_len), *EAGER,
+            *(BF16_ROLLOUT if bf16 else ())] if vllm_model_len else ["--use_vllm", "false"]  # fmt: skip
     return [
         "--tuner_type", "full",
-        *settings.task.preset.server_args,
         "--torch_dtype", "float32",
         "--fp16", "false",
-        "--bf16", "false",
+        "--bf16", "true" if bf16 else "false",
+        "--use_cpu", "true",
         "--gradient_checkpointing", "false",
         "--dataloader_num_workers", "0",
         "--dataloader_pin_memory", "false",
-        *_colocated_vllm(settings),
-        *EAGER,
+        *vllm,
     ]  # fmt: skip
+
+
+def _cpu_words(settings: Settings) -> list[str]:
+    # The full fine-tune of the server layout, on the CPU in float32 (the tiny model's smoke run).
+    return [*settings.task.preset.server_args, *cpu_trainer_words(False, settings.vllm_max_model_len)]
 
 
 def _colocated_vllm(settings: Settings) -> list[str]:
