@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.fields import SettingHelp, setting_fields, settings_section, shown
 from ..core.objective import Objective
 from ..tasks import FAMILIES, NAMES, task_named, task_names
 from .layouts import LAYOUTS, RECIPES, SUFFIXES, Layout, Recipe, recipe_named
 
-__all__ = ["ALL", "GYM_SCORE_LIMITS", "Entry", "entries", "foreign", "recipe_names", "refusal", "settings_help"]
+__all__ = [
+    "ALL", "GYM_SCORE_LIMITS", "Entry", "default_of", "entries", "foreign", "recipe_names", "refusal", "settings_help",
+]  # fmt: skip
 
 GPUS = "GPU indices or GPU-/MIG- ids, comma-separated; under an inherited CUDA_VISIBLE_DEVICES, positions in it"
 YES_NO = "1/true/yes or 0/false/no"
@@ -41,10 +44,26 @@ class Entry:
     default: Default
     allowed: str = ""
     reads: Callable[[Recipe, Layout], bool] = lambda recipe, layout: True
+    value: Any = None  # the default :mod:`.settings` reads it with, where one value serves every recipe
 
 
 def _fixed(text: str) -> Default:
     return lambda recipe, layout: text
+
+
+def _valued(name: str, meaning: str, value: Any, allowed: str = "", reads: Callable[[Recipe, Layout], bool] = (
+        lambda recipe, layout: True), shown: str = "") -> Entry:  # fmt: skip
+    """A setting whose default is one ``value`` (``shown`` so in ``--help``, else as it is)."""
+    return Entry(name, meaning, _fixed(shown or str(value)), allowed, reads, value)
+
+
+def default_of(name: str) -> Any:
+    """The default value of the setting ``name``, the one place it is written.
+
+    >>> default_of("ROLLOUT_TIMEOUT")
+    900
+    """
+    return next(entry.value for entry in ALL if entry.name == name)
 
 
 def _preset(field: str) -> Default:
@@ -101,10 +120,10 @@ TABLE = (
     Entry("ROLE", "what this host runs", _fixed("required"), "rollout (the server) or train (a training node)",
           lambda recipe, layout: len(recipe.layouts) > 1),
     Entry("ROLLOUT_HOST", "host name or address of the ROLE=rollout server", _fixed("required"), "", _node),
-    Entry("ROLLOUT_BIND_HOST", "address the server binds (unauthenticated: a private network only)",
-          _fixed("0.0.0.0"), "", lambda recipe, layout: _serves(recipe, layout) and not _trains(recipe, layout)),
-    Entry("NNODES", "training nodes", _fixed("1"), "a positive integer", _node),
-    Entry("NODE_RANK", "this training node's rank", _fixed("0"), "0 to NNODES-1", _node),
+    _valued("ROLLOUT_BIND_HOST", "address the server binds (unauthenticated: a private network only)", "0.0.0.0",
+            "", lambda recipe, layout: _serves(recipe, layout) and not _trains(recipe, layout)),
+    _valued("NNODES", "training nodes", 1, "a positive integer", _node),
+    _valued("NODE_RANK", "this training node's rank", 0, "0 to NNODES-1", _node),
     Entry("MASTER_ADDR", "address of the NODE_RANK=0 training node", _fixed("required if NNODES > 1"), "", _node),
     Entry("VLLM_MAX_MODEL_LEN", "tokens vLLM holds: a prompt of --max_length plus --max_completion_length",
           _preset("vllm_max_model_len"), "a positive integer",
@@ -112,9 +131,9 @@ TABLE = (
     Entry("VLLM_GPU_MEMORY_UTILIZATION", "share of the card vLLM takes",
           lambda recipe, layout: layout.vllm_memory, "a fraction in (0, 1]", _on_gpu_vllm),
     Entry("ROLLOUT_ARGS", "extra `swift rollout` flags, shell-quoted", _fixed('""'), "not --port or --host", _serves),
-    Entry("ROLLOUT_TIMEOUT", "seconds for the rollout server to become healthy", _fixed("900"), "a positive integer",
+    _valued("ROLLOUT_TIMEOUT", "seconds for the rollout server to become healthy", 900, "a positive integer",
           lambda recipe, layout: _serves(recipe, layout) or layout.node),
-    Entry("REPORT_TO", "ms-swift's logger", _fixed("tensorboard"), "tensorboard, wandb, swanlab, none, ...",
+    _valued("REPORT_TO", "ms-swift's logger", "tensorboard", "tensorboard, wandb, swanlab, none, ...",
           lambda recipe, layout: _trains(recipe, layout) and not recipe.smoke),  # a smoke run: none
     Entry("RESUME", "continue from the newest complete checkpoint in OUTPUT_DIR", _fixed('""'), "auto", _trains),
     Entry("SMOKE", "the tiny model, 4 short steps on this box, the same launcher path",
@@ -123,13 +142,13 @@ TABLE = (
     Entry("WATCH", "the watch over logging.jsonl (docs/watch.md): on a fatal verdict stop the run, or warn",
           _fixed("stop"), "stop, warn or off", _trains),
     Entry("WATCH_SET", "the watch's thresholds", _fixed("-"), "NAME=VALUE ... (stall_seconds=3600)", _trains),
-    Entry("SELECT_SAMPLES", "first answer each row of a local DATASET this many times; train on the rows solved "
-          "sometimes", _fixed("0 (no selection)"), "0, or an integer >= 2"),
+    _valued("SELECT_SAMPLES", "first answer each row of a local DATASET this many times; train on the rows solved "
+            "sometimes", 0, "0, or an integer >= 2", shown="0 (no selection)"),
     Entry("SELECT_BAND", "right answers (of SELECT_SAMPLES) a kept row has", _fixed("1-(SELECT_SAMPLES-1)"),
           "LEAST-MOST"),
-    Entry("DYNAMIC_SAMPLE", "ms-swift's dynamic sampling: resample groups whose answers are all right or all wrong, "
-          "up to this many times a step (judged on the accuracy reward alone)", _fixed("0 (off)"),
-          "a non-negative integer", _trains),
+    _valued("DYNAMIC_SAMPLE", "ms-swift's dynamic sampling: resample groups whose answers are all right or all "
+            "wrong, up to this many times a step (judged on the accuracy reward alone)", 0, "a non-negative integer",
+            _trains, shown="0 (off)"),
     *(Entry(meta.env, meta.meaning, _fixed(shown(item.default)), meta.check.allowed, _trains)
       for item, meta in setting_fields(Objective)),
     Entry("GYM_SCORE_WORKERS", "processes scoring reasoning-gym answers (TASK=gym:<name>)", _fixed("up to 4 CPUs"),
@@ -137,9 +156,9 @@ TABLE = (
     Entry("GYM_SCORE_TIMEOUT", "CPU seconds a reasoning-gym answer may take to score (TASK=gym:<name>)",
           _fixed(f"{GYM_SCORE_LIMITS['DEFAULT_TIMEOUT']:g}"), f"above 0, at most {GYM_SCORE_LIMITS['MAX_TIMEOUT']:g}",
           _scores_gym),
-    Entry("STOP_GRACE_SECONDS", "seconds between SIGTERM and SIGKILL when stopping", _fixed("10"),
+    _valued("STOP_GRACE_SECONDS", "seconds between SIGTERM and SIGKILL when stopping", 10,
           "a non-negative integer"),
-    Entry("LOG_TAIL_LINES", "lines of a failed process's log shown", _fixed("40"), "a non-negative integer"),
+    _valued("LOG_TAIL_LINES", "lines of a failed process's log shown", 40, "a non-negative integer"),
 )  # fmt: skip
 GPU_MEANINGS = {
     "ROLLOUT_GPU": "the GPU of the vLLM server",

@@ -31,7 +31,7 @@ from ..selection.band import Band
 from ..tasks import task_named
 from ..watch.live import watch_mode, watch_thresholds
 from ..watch.rules import Thresholds
-from .catalog import foreign
+from .catalog import default_of, foreign
 from .layouts import LAYOUTS, GpuSetting, Layout, Recipe, recipe_named
 from .script import script_name
 
@@ -69,11 +69,11 @@ class Settings:
     rollout_host: str = "127.0.0.1"  # where the trainer finds the server; ROLE=rollout: the bind address
     ports: tuple[tuple[str, int], ...] = ()  # (setting, port) of the layout's ports
     master_addr: str = "127.0.0.1"
-    nnodes: int = 1
-    node_rank: int = 0
-    rollout_timeout: int = 900
-    stop_grace: int = 10
-    log_tail_lines: int = 40
+    nnodes: int = default_of("NNODES")
+    node_rank: int = default_of("NODE_RANK")
+    rollout_timeout: int = default_of("ROLLOUT_TIMEOUT")
+    stop_grace: int = default_of("STOP_GRACE_SECONDS")
+    log_tail_lines: int = default_of("LOG_TAIL_LINES")
     resume: bool = False
     watch: str = "stop"  # WATCH: what the watch over the trainer's log does on a fatal verdict (stop, warn) or off
     thresholds: Thresholds = field(default_factory=Thresholds)  # WATCH_SET: the watch's thresholds
@@ -83,7 +83,7 @@ class Settings:
     vllm_port: str | None = None  # an inherited VLLM_PORT: vLLM's own variable, kept from the children
     smoke_dir: Path | None = None
     selection: Band | None = None  # SELECT_SAMPLES, SELECT_BAND: train on the rows the model solves sometimes
-    dynamic_sample: int = 0  # DYNAMIC_SAMPLE: ms-swift's resampling of groups without spread, this many tries
+    dynamic_sample: int = default_of("DYNAMIC_SAMPLE")  # DYNAMIC_SAMPLE: resample groups without spread, N tries
     objective: Objective = field(default_factory=Objective)  # LOSS_TYPE, ..., ROLLOUT_CORRECTION: what GRPO optimises
 
     @property
@@ -148,16 +148,16 @@ class Settings:
             dataset=env.get("DATASET") or task.preset.dataset,
             val_dataset=env.get("VAL_DATASET", ""),
             output_dir=output_dir,
-            report_to=env.get("REPORT_TO") or "tensorboard",
+            report_to=env.get("REPORT_TO") or default_of("REPORT_TO"),
             vllm_max_model_len=positive_int(env, "VLLM_MAX_MODEL_LEN", task.preset.vllm_max_model_len),
             vllm_gpu_memory_utilization=_fraction(env, layout.vllm_memory),
             rollout_args=_rollout_args(env, layout) if layout.rollout_gpus else (),
             rollout_gpus=rollout_gpus,
             train_gpus=train_gpus,
             ports=_ports(layout, env),
-            rollout_timeout=positive_int(env, "ROLLOUT_TIMEOUT", 900),
-            stop_grace=positive_int(env, "STOP_GRACE_SECONDS", 10, 0),
-            log_tail_lines=positive_int(env, "LOG_TAIL_LINES", 40, 0),
+            rollout_timeout=positive_int(env, "ROLLOUT_TIMEOUT", default_of("ROLLOUT_TIMEOUT")),
+            stop_grace=positive_int(env, "STOP_GRACE_SECONDS", default_of("STOP_GRACE_SECONDS"), 0),
+            log_tail_lines=positive_int(env, "LOG_TAIL_LINES", default_of("LOG_TAIL_LINES"), 0),
             resume=resume == "auto",
             watch=watch_mode(env),
             thresholds=watch_thresholds(env, plumbing=smoke),
@@ -167,13 +167,13 @@ class Settings:
             vllm_port=env.get("VLLM_PORT"),
         )
         if layout.rollout_gpus and not layout.trainer:
-            values["rollout_host"] = env.get("ROLLOUT_BIND_HOST") or "0.0.0.0"
+            values["rollout_host"] = env.get("ROLLOUT_BIND_HOST") or default_of("ROLLOUT_BIND_HOST")
         if layout.node:
             values.update(_node(env))
         if smoke:
             values.update(_smoke(task, output_dir, recipe.shared_output, values["val_dataset"], env.get("DATASET")))
         values["selection"] = _selection(env, str(values["dataset"]), values.get("smoke_dir"))
-        values["dynamic_sample"] = positive_int(env, "DYNAMIC_SAMPLE", 0, minimum=0)
+        values["dynamic_sample"] = positive_int(env, "DYNAMIC_SAMPLE", default_of("DYNAMIC_SAMPLE"), minimum=0)
         values["objective"] = read_settings(Objective, env)
         return cls(**values)
 
@@ -234,7 +234,7 @@ def _no_proxy(env: Mapping[str, str]) -> str:
 def _selection(env: Mapping[str, str], dataset: str, smoke_dir: Path | None) -> Band | None:
     """``SELECT_SAMPLES`` (answers a candidate row, 0: no selection) and ``SELECT_BAND`` (``LEAST-MOST`` right
     answers a kept row has; default 1 to SELECT_SAMPLES-1), checked before anything starts."""
-    samples = positive_int(env, "SELECT_SAMPLES", 0, minimum=0)
+    samples = positive_int(env, "SELECT_SAMPLES", default_of("SELECT_SAMPLES"), minimum=0)
     if not samples:
         if env.get("SELECT_BAND"):
             raise SettingError("SELECT_BAND without SELECT_SAMPLES: set SELECT_SAMPLES, the answers drawn a row")
@@ -290,8 +290,8 @@ def _node(env: Mapping[str, str]) -> dict:
     host = env.get("ROLLOUT_HOST", "")
     if not host:
         raise SettingError("ROLE=train needs ROLLOUT_HOST (the host running ROLE=rollout)")
-    nnodes = positive_int(env, "NNODES", 1)
-    rank = positive_int(env, "NODE_RANK", 0, 0)
+    nnodes = positive_int(env, "NNODES", default_of("NNODES"))
+    rank = positive_int(env, "NODE_RANK", default_of("NODE_RANK"), 0)
     if rank >= nnodes:
         raise SettingError(f"NODE_RANK={rank} must be below NNODES={nnodes}")
     master_addr = env.get("MASTER_ADDR", "")
