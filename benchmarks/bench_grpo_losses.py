@@ -175,7 +175,8 @@ def interval(pair: list[float]) -> str:
 
 
 def summary(results: list[dict]) -> str:
-    """The runs, one row each, then each task's settings: mean and spread across seeds."""
+    """The runs, one row each, then each task's settings (mean and spread across seeds), then each setting over
+    every task and seed (what the protocol's choice reads)."""
     lines = ["| task | setting | seed | SFT | GRPO | gain vs SFT [95%] | vs the demo's GRPO [95%] | reward first -> "
              "last 4 steps | groups without spread | GRPO stage s (CPU-s) |", "|---" * 10 + "|"]
     for r in results:
@@ -197,6 +198,13 @@ def summary(results: list[dict]) -> str:
         against = f"{points(statistics.fmean(versus))}" + (f" ({statistics.stdev(versus) * 100:.1f})"
                                                            if len(versus) > 1 else "") if versus else ""  # fmt: skip
         lines.append(f"| {task} | `{name}` | {len(runs)} | {points(statistics.fmean(gains))}{spread} | {against} |")
+    lines += ["", "| setting | runs (tasks x seeds) | gain vs SFT: mean over every run | vs the demo's GRPO: mean |",
+              "|---|---|---|---|"]  # fmt: skip
+    for name in dict.fromkeys(r["setting"] for r in results):
+        runs = [r for r in results if r["setting"] == name]
+        versus = [r["vs_grpo"] for r in runs if r["vs_grpo"] is not None]
+        against = points(statistics.fmean(versus)) if versus else ""
+        lines.append(f"| `{name}` | {len(runs)} | {points(statistics.fmean(r['gain'] for r in runs))} | {against} |")
     return "\n".join(lines)
 
 
