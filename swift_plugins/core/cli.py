@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OutputError, PluginError
-from .files import check_output, write_rows, write_text
+from .files import FORMATS, check_outputs, write_rows, write_text
 
 __all__ = [
     "add_inference_command", "add_score_command", "int_at_least", "run_command", "run_parsed", "run_task_command",
@@ -107,9 +107,8 @@ def add_score_command(
     """Add ``score RESULTS... [--json] [--per-example]``: ``load(args)`` gives the samples."""
 
     def run(args: argparse.Namespace) -> None:
-        out = check_output(args.json or args.results[0].with_suffix(".score.json"), (".json",))
-        if args.per_example:
-            check_output(args.per_example)
+        out = args.json or args.results[0].with_suffix(".score.json")
+        check_outputs([(out, (".json",)), (args.per_example, FORMATS)], inputs=args.results)
         samples = load(args)
         report = score(samples)
         print(format_report(report))

@@ -1,0 +1,163 @@
+"""Bad input costs nothing: every command that writes, run as a user runs it on real files, given an output that is
+one of its inputs, two outputs on one path, an output name the file system refuses, or a broken input file, refuses
+in one line (exit 2) before any work, and every file is as it was."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from swift_plugins.cli import main
+
+from ..helpers import DATA, REPO
+
+LONG = "x" * 300  # a name over the 255 bytes of every Linux file system
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    """A folder of what the commands read: Countdown puzzles, swift infer results of Countdown and GSM8K, gym rows,
+    two evaluations of the same puzzles and one of others, a training log, a model folder."""
+    monkeypatch.chdir(tmp_path)
+    main(["countdown", "generate", "--size", "12", "--out", "puzzles.jsonl", "--jobs", "1", "--quiet"])
+    rows = [json.loads(line) for line in Path("puzzles.jsonl").read_text().splitlines()]
+    Path("puzzles.json").write_text(json.dumps(rows))
+    Path("link.jsonl").symlink_to("puzzles.jsonl")
+    answers = [{"response": "<think>6 + 6</think><answer>6 + 6 = 12</answer>", "nums": [6, 6], "target": 12},
+               {"response": "<think>1</think><answer>1 + 3 = 4</answer>", "nums": [1, 3], "target": 4}]  # fmt: skip
+    for name, results in (("results", answers), ("other", answers[:1])):
+        Path(f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in results))
+    shutil.copy(REPO / "tests" / "fixtures" / "gsm8k" / "results.jsonl", "gsm8k.jsonl")
+    main(["gym", "generate", "basic_arithmetic", "--size", "3", "--out", "gym.jsonl", "--quiet"])
+    Path("completions.jsonl").write_text(json.dumps({"completion": "<answer>1</answer>"}) + "\n")
+    for stage, results in (("base", "results"), ("sft", "results"), ("other", "other")):
+        Path("eval", stage).mkdir(parents=True)
+        shutil.copy(f"{results}.jsonl", f"eval/{stage}/results.jsonl")
+        main(["countdown", "score", f"eval/{stage}/results.jsonl", "--json", f"eval/{stage}/score.json",
+              "--per-example", f"eval/{stage}/examples.jsonl"])  # fmt: skip
+    Path("run").mkdir()
+    shutil.copy(DATA / "h100_grpo_logging.jsonl", "run/logging.jsonl")
+    Path("model").mkdir()
+    Path("model/config.json").write_text("{}")
+    return tmp_path
+
+
+def snapshot(folder):
+    return {path: path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def refused(capsys, argv, *parts):
+    """Run the command; assert it refused with one error line holding ``parts`` (argparse's usage line above it
+    for a bad argument) and wrote nothing; return that line."""
+    before = snapshot(Path.cwd())
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as status:
+        main(argv)
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if not line.startswith(("usage:", " "))]
+    assert status.value.code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert all(part in lines[0] for part in parts), lines[0]
+    assert snapshot(Path.cwd()) == before and "wrote" not in out, out
+    return lines[0]
+
+
+INPUT = "cannot write it (an input of this command: write it elsewhere)"
+
+
+@pytest.mark.parametrize(("argv", "path"), [
+    (["countdown", "sft-data", "puzzles.jsonl", "--out", "./puzzles.jsonl"], "puzzles.jsonl"),
+    (["countdown", "sft-data", "link.jsonl", "--out", "puzzles.jsonl"], "puzzles.jsonl"),
+    (["countdown", "sft-data", "puzzles.jsonl", "--out", "link.jsonl"], "link.jsonl"),
+    (["countdown", "audit", "puzzles.json", "--json", "puzzles.json"], "puzzles.json"),
+    (["countdown", "audit", "puzzles.jsonl", "--unsolvable-out", "puzzles.jsonl"], "puzzles.jsonl"),
+    (["countdown", "score", "results.jsonl", "--per-example", "results.jsonl"], "results.jsonl"),
+    (["countdown", "score", "other.jsonl", "results.jsonl", "--per-example", "results.jsonl"], "results.jsonl"),
+    (["gsm8k", "score", "gsm8k.jsonl", "--per-example", "gsm8k.jsonl"], "gsm8k.jsonl"),
+    (["gym", "sft-data", "gym.jsonl", "--out", "gym.jsonl"], "gym.jsonl"),
+    (["compare", "base=eval/base", "sft=eval/sft", "--out", "eval/sft/score"], "eval/sft/score.json"),
+    (["evaluate", "model", "--task", "countdown", "--data", "eval/base/results.jsonl", "--out", "eval/base"],
+     "eval/base"),  # the folder it replaces holds its input
+    (["select", "model", "--task", "countdown", "--candidates", "puzzles.jsonl", "--out", "puzzles.jsonl"],
+     "puzzles.jsonl"),
+    (["select", "model", "--task", "countdown", "--candidates", "puzzles.jsonl", "--out", "kept.jsonl",
+      "--held-out", "kept.jsonl.selection.json"], "kept.jsonl.selection.json"),  # its report would be written there
+])  # fmt: skip
+def test_no_command_writes_over_one_of_its_inputs(files, capsys, argv, path):
+    refused(capsys, argv, f"{path}: {INPUT}")
+
+
+@pytest.mark.parametrize(("argv", "path"), [
+    (["countdown", "score", "results.jsonl", "--json", "x.json", "--per-example", "./x.json"], "x.json"),
+    (["countdown", "score", "results.jsonl", "--per-example", "results.score.json"], "results.score.json"),
+    (["countdown", "audit", "puzzles.jsonl", "--json", "a.json", "--unsolvable-out", "a.json"], "a.json"),
+    (["gsm8k", "score", "gsm8k.jsonl", "--json", "y.json", "--per-example", "y.json"], "y.json"),
+])  # fmt: skip
+def test_no_command_writes_two_of_its_outputs_on_one_path(files, capsys, argv, path):
+    refused(capsys, argv, f"{path}: cannot write it (two outputs of this command go there: give each its own path)")
+
+
+def test_comparisons_named_apart_are_written_apart(files):
+    for version in ("v1", "v2"):
+        main(["compare", "base=eval/base", "sft=eval/sft", "--out", f"cmp.{version}"])
+    assert sorted(path.name for path in files.glob("cmp.*")) == ["cmp.v1.json", "cmp.v1.md", "cmp.v2.json", "cmp.v2.md"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["countdown", "generate", "--size", "2", "--out", f"{LONG}.jsonl"],
+    ["countdown", "generate", "--size", "2", "--test-size", "1", "--out", f"{LONG}/train.jsonl"],
+    ["countdown", "sft-data", "puzzles.jsonl", "--out", f"{LONG}.jsonl"],
+    ["countdown", "audit", "puzzles.jsonl", "--json", f"{LONG}.json"],
+    ["countdown", "audit", "puzzles.jsonl", "--unsolvable-out", f"{LONG}.parquet"],
+    ["countdown", "score", "results.jsonl", "--json", f"{LONG}.json"],
+    ["countdown", "score", "results.jsonl", "--per-example", f"{LONG}.jsonl"],
+    ["gsm8k", "score", "gsm8k.jsonl", "--per-example", f"{LONG}.json"],
+    ["gym", "generate", "basic_arithmetic", "--size", "2", "--out", f"{LONG}.jsonl"],
+    ["gym", "sft-data", "gym.jsonl", "--out", f"{LONG}.jsonl"],
+    ["compare", "base=eval/base", "--out", LONG],
+    ["plot", "run", "--out", f"{LONG}.png"],
+    ["evaluate", "model", "--task", "countdown", "--data", "puzzles.jsonl", "--out", LONG],
+    ["select", "model", "--task", "countdown", "--candidates", "puzzles.jsonl", "--out", f"{LONG}.jsonl"],
+    ["select", "model", "--task", "countdown", "--candidates", "puzzles.jsonl", "--out", f"{'y' * 245}.jsonl"],
+    ["tiny-model", LONG],
+    ["smol-model", f"models/{LONG}"],
+])  # fmt: skip
+def test_an_output_name_the_file_system_refuses_is_one_line_before_any_work(files, capsys, argv):
+    refused(capsys, argv, "cannot write it (a name of ", " bytes, over the 255 the file system takes)")
+
+
+BROKEN = {
+    "cut.json": b'[{"nums": [1, 2], "target": 3}, {"nums": [',
+    "empty.json": b"",
+    "damaged.parquet": bytes(range(256)) * 4,
+    "empty.parquet": b"",
+    "binary.jsonl": b"\x89PNG\r\n\x1a\n\x00\xff",
+}
+READERS = {
+    "countdown audit": ["countdown", "audit", "{}"],
+    "countdown sft-data": ["countdown", "sft-data", "{}", "--out", "sft.jsonl"],
+    "countdown score": ["countdown", "score", "{}"],
+    "gsm8k score": ["gsm8k", "score", "{}"],
+    "gym sft-data": ["gym", "sft-data", "{}", "--out", "sft.jsonl"],
+    "gym score rows": ["gym", "score", "{}", "completions.jsonl"],
+    "gym score completions": ["gym", "score", "gym.jsonl", "{}"],
+    "evaluate": ["evaluate", "model", "--task", "countdown", "--data", "{}", "--out", "eval/new"],
+    "select": ["select", "model", "--task", "countdown", "--candidates", "{}", "--out", "kept.jsonl"],
+}
+
+
+@pytest.mark.parametrize("name", BROKEN)
+@pytest.mark.parametrize("reader", READERS)
+def test_a_broken_input_file_is_one_line_naming_it(files, capsys, reader, name):
+    (files / name).write_bytes(BROKEN[name])
+    refused(capsys, [word.format(name) for word in READERS[reader]], name)
+
+
+def test_an_empty_or_unreadable_input_is_one_line(files, capsys):
+    Path("empty.jsonl").write_text("")
+    Path("folder.jsonl").mkdir()
+    refused(capsys, ["countdown", "sft-data", "empty.jsonl", "--out", "sft.jsonl"], "empty.jsonl: no puzzles in it")
+    refused(capsys, ["gym", "sft-data", "empty.jsonl", "--out", "sft.jsonl"], "empty.jsonl: no rows in it")
+    refused(capsys, ["countdown", "audit", "folder.jsonl"], "folder.jsonl: a folder, not a file")
+    Path("eval/sft/examples.jsonl").write_text(json.dumps({"key": [[6, 6], 12], "formatted": True}) + "\n")
+    refused(capsys, ["compare", "base=eval/base", "sft=eval/sft", "--out", "cmp"], "no 'verdict'")
