@@ -105,13 +105,18 @@ def _stage(text: str) -> tuple[str, Path]:
 
 
 class _Stages(argparse.Action):
-    """Stores the ``NAME=FOLDER`` stages, refusing a name given twice (a stage would be lost)."""
+    """Stores the ``NAME=FOLDER`` stages, refusing a name given twice (a stage would be lost) and a folder given twice
+    (one evaluation counted as two stages)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        names = [name for name, _ in values]
-        repeated = next((name for name in names if names.count(name) > 1), None)
-        if repeated is not None:
-            raise argparse.ArgumentError(self, f"stage name {repeated!r} given twice: give each stage its own name")
+        for index, (name, folder) in enumerate(values):
+            earlier = next((other for other, place in values[:index] if other == name
+                            or place.resolve() == folder.resolve()), None)  # fmt: skip
+            if earlier == name:
+                raise argparse.ArgumentError(self, f"stage name {name!r} given twice: give each stage its own name")
+            if earlier is not None:
+                raise argparse.ArgumentError(self, f"{folder} is stage {earlier!r} and {name!r}: give each stage its "
+                                                   "own evaluation folder")  # fmt: skip
         setattr(namespace, self.dest, values)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OutputError, PluginError
-from .files import FORMATS, check_outputs, write_rows, write_text
+from .files import FORMATS, check_outputs, distinct_inputs, write_rows, write_text
 
 __all__ = [
     "add_inference_command", "add_score_command", "int_at_least", "run_command", "run_parsed", "run_task_command",
@@ -108,6 +108,7 @@ def add_score_command(
 
     def run(args: argparse.Namespace) -> None:
         out = args.json or args.results[0].with_suffix(".score.json")
+        distinct_inputs(args.results)  # a file given twice would count its answers twice
         check_outputs([(out, (".json",)), (args.per_example, FORMATS)], inputs=args.results)
         samples = load(args)
         report = score(samples)

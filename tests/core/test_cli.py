@@ -217,7 +217,7 @@ DATA = "expected a .jsonl, .json or .parquet file"
             "file/score.json",
             "file is a file, not a folder",
         ),
-        (["compare", "a=eval", "b=eval", "--out", "taken"], "taken.json", FOLDER),
+        (["compare", "a=eval", "--out", "taken"], "taken.json", FOLDER),
         (["plot", "eval", "--out", "curves"], "curves", "expected a .png, .pdf or .svg file"),
     ],
 )

@@ -1,6 +1,6 @@
 """Bad input costs nothing: every command that writes, run as a user runs it on real files, given an output that is
-one of its inputs, two outputs on one path, an output name the file system refuses, or a broken input file, refuses
-in one line (exit 2) before any work, and every file is as it was."""
+one of its inputs, two outputs on one path, an output name the file system refuses, one input twice, or a broken
+input file, refuses in one line (exit 2) before any work, and every file is as it was."""
 
 import json
 import shutil
@@ -124,6 +124,15 @@ def test_comparisons_named_apart_are_written_apart(files):
 ])  # fmt: skip
 def test_an_output_name_the_file_system_refuses_is_one_line_before_any_work(files, capsys, argv):
     refused(capsys, argv, "cannot write it (a name of ", " bytes, over the 255 the file system takes)")
+
+
+@pytest.mark.parametrize(("argv", "why"), [
+    (["gsm8k", "score", "gsm8k.jsonl", "gsm8k.jsonl"], "gsm8k.jsonl: the same file as gsm8k.jsonl: give each once"),
+    (["countdown", "score", "results.jsonl", "./results.jsonl"], "the same file as results.jsonl"),
+    (["compare", "a=eval/base", "b=eval/base/", "--out", "cmp"], "eval/base is stage 'a' and 'b'"),
+])  # fmt: skip
+def test_one_input_is_never_counted_twice(files, capsys, argv, why):
+    refused(capsys, argv, why)
 
 
 BROKEN = {
