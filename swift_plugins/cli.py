@@ -206,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--evals",
         type=_stage,
         nargs="+",
+        action=_Stages,
         metavar="NAME=FOLDER",
         help="evaluate folders in order: held-out accuracy per stage beside the smoothed rewards",
     )

@@ -18,7 +18,7 @@ LONG = "x" * 300  # a name over the 255 bytes of every Linux file system
 @pytest.fixture
 def files(tmp_path, monkeypatch):
     """A folder of what the commands read: Countdown puzzles, swift infer results of Countdown and GSM8K, gym rows,
-    two evaluations of the same puzzles and one of others, a training log, a model folder."""
+    two evaluations of the same puzzles and one of another puzzle, a training log, a model folder."""
     monkeypatch.chdir(tmp_path)
     main(["countdown", "generate", "--size", "12", "--out", "puzzles.jsonl", "--jobs", "1", "--quiet"])
     rows = [json.loads(line) for line in Path("puzzles.jsonl").read_text().splitlines()]
@@ -26,7 +26,8 @@ def files(tmp_path, monkeypatch):
     Path("link.jsonl").symlink_to("puzzles.jsonl")
     answers = [{"response": "<think>6 + 6</think><answer>6 + 6 = 12</answer>", "nums": [6, 6], "target": 12},
                {"response": "<think>1</think><answer>1 + 3 = 4</answer>", "nums": [1, 3], "target": 4}]  # fmt: skip
-    for name, results in (("results", answers), ("other", answers[:1])):
+    other = [{"response": "<think>2</think><answer>2 + 5 = 7</answer>", "nums": [2, 5], "target": 7}]
+    for name, results in (("results", answers), ("other", other)):
         Path(f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in results))
     shutil.copy(REPO / "tests" / "fixtures" / "gsm8k" / "results.jsonl", "gsm8k.jsonl")
     main(["gym", "generate", "basic_arithmetic", "--size", "3", "--out", "gym.jsonl", "--quiet"])
@@ -130,6 +131,9 @@ def test_an_output_name_the_file_system_refuses_is_one_line_before_any_work(file
     (["gsm8k", "score", "gsm8k.jsonl", "gsm8k.jsonl"], "gsm8k.jsonl: the same file as gsm8k.jsonl: give each once"),
     (["countdown", "score", "results.jsonl", "./results.jsonl"], "the same file as results.jsonl"),
     (["compare", "a=eval/base", "b=eval/base/", "--out", "cmp"], "eval/base is stage 'a' and 'b'"),
+    (["plot", "run", "--evals", "base=eval/base", "base=eval/sft"], "stage name 'base' given twice"),
+    (["plot", "run", "--evals", "a=eval/base", "b=./eval/base"], "eval/base is stage 'a' and 'b'"),
+    (["plot", "run", "--evals", "base=eval/base", "other=eval/other"], "the evaluations are not of the same prompts"),
 ])  # fmt: skip
 def test_one_input_is_never_counted_twice(files, capsys, argv, why):
     refused(capsys, argv, why)
