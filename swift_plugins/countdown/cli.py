@@ -18,6 +18,7 @@ from ..core.cli import add_score_command, run_task_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
 from ..core.files import FORMATS, check_outputs, split_paths, write_rows, write_text
+from ..core.held_out import check_split, record_split
 from ..core.splits import SPLIT_ROWS, split_rows
 from . import scoring
 from .data import read_columns
@@ -42,7 +43,7 @@ def _generate(args: argparse.Namespace) -> None:
     from .generator import CountdownConfig, generate
 
     paths = split_paths(args.out, args.size, args.test_size, args.dev_size)
-    check_outputs((path, FORMATS) for path in paths.values())
+    check_split(args.out, paths)
     config = CountdownConfig(*args.count, *args.numbers, *args.targets)
     split_seed, order_seed = (args.seed, None) if args.split_seed is None else (args.split_seed, args.seed)
     total = args.size + args.dev_size + args.test_size
@@ -52,6 +53,7 @@ def _generate(args: argparse.Namespace) -> None:
     for name, path in paths.items():
         write_rows(getattr(split, name), path)
         print(f"wrote {len(getattr(split, name))} {SPLIT_ROWS[name]} to {path}")
+    record_split(paths, {name: len(getattr(split, name)) for name in paths})  # last: it vouches for the files above
 
 
 def _audit(args: argparse.Namespace) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..core.cli import int_at_least, run_task_command
 from ..core.errors import DataError
 from ..core.files import FORMATS, check_outputs, read_rows, split_paths, write_rows
+from ..core.held_out import check_split, record_split
 from ..core.splits import SPLIT_ROWS
 
 __all__ = ["add_command", "main"]
@@ -51,13 +52,14 @@ def _generate(args: argparse.Namespace) -> None:
 
     settings = parse_settings(args.name, args.settings)
     paths = split_paths(args.out, args.size, args.test_size, args.dev_size)
-    check_outputs((path, FORMATS) for path in paths.values())
+    check_split(args.out, paths)
     split = generate(args.name, args.size, args.test_size, args.seed, settings, args.dev_size, args.split_seed)
     for name, path in paths.items():
         write_rows(getattr(split, name), path)
         if not args.quiet:
             print(f"wrote {len(getattr(split, name))} {SPLIT_ROWS[name]} to {path}"
                   + ("" if name == "train" else " (no question in two splits)"))  # fmt: skip
+    record_split(paths, {name: len(getattr(split, name)) for name in paths})  # last: it vouches for the files above
     for note in _notes(args.name, split.train, split.test or split.dev):  # with --quiet too: what a reader must know
         print(f"note: {note}", file=sys.stderr)
 

@@ -1,5 +1,7 @@
-"""The local files a run reads: the plugin, a local model, and every row of a local data file, checked with the
-task's own row rules before anything starts (the trainer would fail on them after loading the model).
+"""The local files a run reads: the plugin, a local model, every row of a local data file, checked with the
+task's own row rules before anything starts (the trainer would fail on them after loading the model), and a local
+held-out file against the training file (:func:`~swift_plugins.core.held_out.check_held_out`: not of an older one,
+no training prompt in it).
 
 >>> from pathlib import Path
 >>> check_plugin(Path("/nowhere"))
@@ -18,6 +20,7 @@ from ..core.console import Console
 from ..core.errors import DataError, SettingError
 from ..core.files import read_rows
 from ..core.flags import Flags
+from ..core.held_out import check_held_out, row_keys
 from ..core.task import TaskSpec
 from .trainer import Origin
 
@@ -41,28 +44,39 @@ def _is_local(value: str) -> bool:
 def check_paths(
     flags: Flags, origin: Origin, task: TaskSpec, console: Console, sources: Mapping[str, str] | None = None
 ) -> None:
-    """A local ``--model`` exists; every local ``--dataset`` / ``--val_dataset`` exists, and a file's rows are rows
-    ``task`` accepts. ``sources`` maps a file the launch writes before training (the selected rows) to the file it
-    is made from, which is checked instead."""
+    """A local ``--model`` exists; every local ``--dataset`` / ``--val_dataset`` exists, a file's rows are rows
+    ``task`` accepts, and a ``--val_dataset`` file may be held out from each ``--dataset`` file. ``sources`` maps a
+    file the launch writes before training (the selected rows) to the file it is made from, which is checked
+    instead."""
     model = flags.value("model") or ""
     if _is_local(model) and not Path(model).expanduser().exists():
         raise SettingError(
             f"{origin('model', model, 'MODEL')}: no such folder; point MODEL at a model folder or a hub id "
             f"such as {task.preset.model}"
         )
+    files: dict[str, list[tuple[str, Path]]] = {"dataset": [], "val_dataset": []}
     for flag, setting in (("dataset", "DATASET"), ("val_dataset", "VAL_DATASET")):
         for value in flags.values(flag) or []:
             value = (sources or {}).get(value, value)
-            path = Path(re.sub(r"#\d+$", "", value)).expanduser()
-            if not _is_local(str(path)):
+            local = re.sub(r"#\d+$", "", value)
+            if not _is_local(local):
                 continue
-            name = origin(flag, value, setting)
+            path, name = Path(local).expanduser(), origin(flag, value, setting)
             if not path.exists():
                 raise SettingError(
                     f"{name}: no such file; point {setting} at a local .jsonl/.json/.parquet file or a hub dataset id"
                 )
             if path.is_file():
                 _check_rows(task, path, name, console)
+                files[flag].append((name, path))
+    for name, held_out in files["val_dataset"]:
+        for _, training in files["dataset"]:
+            try:
+                check_held_out(held_out, lambda rows: row_keys(rows, task.data.columns), training)
+            except ImportError as error:  # pyarrow for a .parquet file
+                console.note(f"{name}: not checked against {training} ({error}; the launcher's python lacks it)")
+            except DataError as error:
+                raise SettingError(f"{name}: {error}") from None
 
 
 def _check_rows(task: TaskSpec, path: Path, name: str, console: Console) -> None:

@@ -6,7 +6,8 @@ written unchanged, in the candidates' order, as the task's ordinary training row
 (``OUT.selection/``: its ``results.jsonl`` holds every answer and each row's count) with ``OUT.selection.json``:
 the band, the sampling, the histogram of solve counts, how many rows were kept and what it cost. The same model,
 candidates and seed select the same rows. The held-out files (dev and test) are never written, and candidates that
-share a prompt with one are refused.
+share a prompt with one, or that changed since ``generate`` held one out of them, are refused
+(:func:`~swift_plugins.core.held_out.check_held_out`).
 
 >>> from pathlib import Path
 >>> check_paths("countdown", Path("d/train.jsonl"), Path("d/train.test.jsonl"))
@@ -29,6 +30,7 @@ from typing import Any
 
 from ..core.errors import DataError, SettingError
 from ..core.files import FOLDER, FORMATS, check_outputs, held_out_path, read_rows, write_rows, write_text
+from ..core.held_out import HELD_OUT, check_held_out
 from ..core.processes import children_cpu_seconds
 from ..tasks import task_named
 from ..tools.evaluate import Sampling, evaluate
@@ -72,8 +74,9 @@ def check_paths(task: str, candidates: Path, out: Path, held_out: Sequence[Path]
     """The held-out files to keep apart (``held_out``, else the candidates' ``.dev`` and ``.test`` siblings that
     exist), once every output is checked (:func:`~swift_plugins.core.files.check_outputs`: the candidates and the
     held-out files are inputs); :class:`SettingError` when ``out`` is a held-out file's name, :class:`DataError`
-    when a candidate's prompt is a held-out one."""
-    siblings = tuple(held_out_path(candidates, split) for split in ("dev", "test"))
+    when a held-out file may not be held out from the candidates (:func:`~swift_plugins.core.held_out.check_held_out`:
+    a candidate's prompt is a held-out one, or the candidates changed since ``generate`` held it out)."""
+    siblings = tuple(held_out_path(candidates, split) for split in HELD_OUT)
     if any(out.resolve() == protected.resolve() for protected in (*siblings, *held_out)):
         raise SettingError(
             f"--out {out} is the held-out file of {candidates}: the selection never writes held-out rows"
@@ -81,12 +84,8 @@ def check_paths(task: str, candidates: Path, out: Path, held_out: Sequence[Path]
     held_out = tuple(held_out) or tuple(sibling for sibling in siblings if sibling.is_file())
     outputs = [(out, FORMATS), *((out.with_name(f"{out.name}{suffix}"), formats) for suffix, formats in OUTPUTS)]
     check_outputs(outputs, inputs=[candidates, *held_out])
-    keys = prompt_keys(task, candidates) if held_out else set()
     for path in held_out:
-        shared = keys & prompt_keys(task, path)
-        if shared:
-            raise DataError(f"{candidates}: {len(shared)} candidate prompts are held-out prompts of {path} "
-                            f"(first {sorted(shared)[0]}): select from training rows only")  # fmt: skip
+        check_held_out(path, lambda rows: prompt_keys(task, rows), training=candidates)
     return held_out
 
 

@@ -10,9 +10,10 @@ installed and can run here (a GPU is visible, or it is vLLM's CPU build), else t
 >>> command[3:6], command[command.index("--temperature") + 1]
 (['--model', 'ckpt', '--external_plugins'], '0')
 
-Before swift starts, the model (a local path must exist; ``org/name`` is a hub id) and every row
-of the data file are checked. swift runs as :mod:`.swift_infer`, so each result row carries its
-``finish_reason`` and token count: a response that reached ``max_new_tokens`` counts as truncated.
+Before swift starts, the model (a local path must exist; ``org/name`` is a hub id), every row of the data file and
+a held-out data file against its training file (:func:`~swift_plugins.core.held_out.check_held_out`) are checked.
+swift runs as :mod:`.swift_infer`, so each result row carries its ``finish_reason`` and token count: a response
+that reached ``max_new_tokens`` counts as truncated.
 
 With a :class:`Sampling` of N answers a row (temperature, top-k, seed), each row is asked N times in one run and
 the report gives pass@1 (the mean over samples) and pass@k for every k <= N (the unbiased estimator), each with its
@@ -43,6 +44,7 @@ from ..core.console import Console
 from ..core.errors import DataError, PluginError, SettingError
 from ..core.files import FOLDER, atomic_folder, check_outputs, read_rows, write_jsonl, write_text
 from ..core.flags import Flags
+from ..core.held_out import check_held_out, row_keys
 from ..core.processes import Children
 from ..core.scoring import is_correct
 from ..integration.vllm_cpu import engine_args, installed_vllm, is_cpu_build
@@ -284,6 +286,7 @@ def evaluate(
     check_outputs([(out_dir, FOLDER), (log if quiet else None, (".log",))], inputs=[data, local])
     check_data(task, data)
     spec = task_named(task)
+    check_held_out(data, lambda rows: row_keys(rows, spec.data.columns))  # not of an older training file, nor in it
     _check_out_dir(out_dir)
     if options.get("max_new_tokens") is None:
         options["max_new_tokens"] = spec.preset.completion_tokens

@@ -1,8 +1,10 @@
 """Bad input costs nothing: every command that writes, run as a user runs it on real files, given an output that is
 one of its inputs, two outputs on one path, an output name the file system refuses, one input twice, or a broken
-input file, refuses in one line (exit 2) before any work, and every file is as it was."""
+input file, refuses in one line (exit 2) before any work, and every file is as it was. A held-out file is never read
+as one when it belongs to an older training file or holds training rows, and generate never leaves one behind."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 
 from swift_plugins.cli import main
 
-from ..helpers import DATA, REPO
+from ..helpers import DATA, REPO, assert_refused, flag, parse_dry_run
 
 LONG = "x" * 300  # a name over the 255 bytes of every Linux file system
 
@@ -174,3 +176,67 @@ def test_an_empty_or_unreadable_input_is_one_line(files, capsys):
     refused(capsys, ["countdown", "audit", "folder.jsonl"], "folder.jsonl: a folder, not a file")
     Path("eval/sft/examples.jsonl").write_text(json.dumps({"key": [[6, 6], 12], "formatted": True}) + "\n")
     refused(capsys, ["compare", "base=eval/base", "sft=eval/sft", "--out", "cmp"], "no 'verdict'")
+
+
+@pytest.fixture
+def split(tmp_path, monkeypatch):
+    """d/cd.jsonl with its dev and test files and the record of the split, as generate writes them."""
+    monkeypatch.chdir(tmp_path)
+    main(["countdown", "generate", "--size", "40", "--test-size", "8", "--dev-size", "4", "--seed", "2", "--out",
+          "d/cd.jsonl", "--jobs", "1", "--quiet"])  # fmt: skip
+    return tmp_path / "d"
+
+
+def test_generate_records_its_split_and_recipes_take_its_held_out_file(split, sandbox):
+    record = json.loads((split / "cd.split.json").read_text())
+    assert {name: (entry["name"], entry["rows"]) for name, entry in record.items()} == {
+        "train": ("cd.jsonl", 40), "dev": ("cd.dev.jsonl", 4), "test": ("cd.test.jsonl", 8)}  # fmt: skip
+    result = sandbox.launch("countdown_1gpu.sh", DRY_RUN=1, DATASET=split / "cd.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert flag(parse_dry_run(result.stdout)["rlhf"][1], "--val_dataset") == str(split / "cd.test.jsonl")
+
+
+CD = ["countdown", "generate", "--out", "d/cd.jsonl"]
+
+
+@pytest.mark.parametrize(("argv", "stale"), [
+    ([*CD, "--size", "50"], "d/cd.dev.jsonl holds dev rows"),
+    ([*CD, "--size", "9", "--dev-size", "4"], "d/cd.test.jsonl holds test rows"),
+    ([*CD, "--size", "0", "--test-size", "8"], "d/cd.dev.jsonl holds dev rows"),  # to OUT itself: OUT.dev is stale
+    (["gym", "generate", "basic_arithmetic", "--size", "5", "--out", "g/ba.jsonl"], "g/ba.test.jsonl holds test rows"),
+])  # fmt: skip
+def test_generate_never_leaves_a_held_out_file_of_the_file_it_replaces(split, capsys, argv, stale):
+    main(["gym", "generate", "basic_arithmetic", "--size", "5", "--test-size", "2", "--out", "g/ba.jsonl", "--quiet"])
+    out = argv[argv.index("--out") + 1]
+    refused(capsys, argv, f"{out}: cannot write it ({stale} drawn beside the {Path(out).name} this would replace, "
+                          "and the new rows may hold them: give --")  # fmt: skip
+
+
+def _made_again(split):
+    """d/cd.jsonl written anew (by hand, or by a generate of an older version) with its test rows among its own."""
+    with (split / "cd.jsonl").open("a") as rows:
+        rows.write((split / "cd.test.jsonl").read_text())
+
+
+def _overlapping(split):
+    """A held-out file, without a record of its split, that holds three training rows."""
+    (split / "cd.split.json").unlink()
+    training = (split / "cd.jsonl").read_text().splitlines(keepends=True)
+    (split / "cd.test.jsonl").write_text("".join(training[:3]))
+
+
+@pytest.mark.parametrize(("change", "why"), [(_made_again, "held out from an earlier"),
+                                             (_overlapping, "of its prompts are prompts of")])  # fmt: skip
+def test_every_reader_refuses_a_held_out_file_of_an_older_training_file_or_one_holding_training_rows(
+    split, sandbox, capsys, change, why
+):
+    change(split)
+    train, test = split / "cd.jsonl", split / "cd.test.jsonl"
+    for script, env in (("countdown_1gpu.sh", {}), ("countdown_multinode.sh", {"ROLE": "train", "ROLLOUT_HOST": "h"}),
+                        ("countdown_3gpu.sh", {"VAL_DATASET": test})):  # fmt: skip
+        assert_refused(sandbox.launch(script, DRY_RUN=1, DATASET=train, **env), script, str(test), why)
+    os.chdir(split.parent)
+    Path("model").mkdir()
+    refused(capsys, ["evaluate", "model", "--task", "countdown", "--data", "d/cd.test.jsonl", "--out", "ev"], why)
+    refused(capsys, ["select", "model", "--task", "countdown", "--candidates", "d/cd.jsonl", "--out", "kept.jsonl"],
+            "d/cd.", why)  # fmt: skip

@@ -69,7 +69,7 @@ def test_the_output_is_never_the_candidates_or_a_held_out_file(tmp_path, countdo
         check_paths("countdown", train, dev)
     assert check_paths("countdown", train, tmp_path / "kept.jsonl") == (dev, test)  # both siblings
     _write(dev, countdown_rows[:1])
-    with pytest.raises(DataError, match=r"1 candidate prompts are held-out prompts of .*train\.dev\.jsonl"):
+    with pytest.raises(DataError, match=r"train\.dev\.jsonl: 1 of its prompts are prompts of .*train\.jsonl too"):
         check_paths("countdown", train, tmp_path / "kept.jsonl")
 
 
@@ -97,7 +97,7 @@ def test_candidates_sharing_a_held_out_prompt_are_refused(tmp_path, countdown_ro
     # the same puzzle with its numbers in another order is the same puzzle
     leaked = dict(countdown_rows[5], nums=list(reversed(countdown_rows[5]["nums"])))
     held_out = _write(tmp_path / "held.jsonl", [leaked, *countdown_rows[20:]])
-    with pytest.raises(DataError, match="1 candidate prompts are held-out prompts"):
+    with pytest.raises(DataError, match=r"held\.jsonl: 1 of its prompts are prompts of .*train\.jsonl too"):
         check_paths("countdown", train, tmp_path / "kept.jsonl", (held_out,))
 
 
