@@ -168,6 +168,13 @@ def test_a_broken_input_file_is_one_line_naming_it(files, capsys, reader, name):
     refused(capsys, [word.format(name) for word in READERS[reader]], name)
 
 
+@pytest.mark.parametrize("name", [*BROKEN, "notes"])
+def test_a_recipe_refuses_a_broken_data_file_in_one_line(sandbox, name):
+    (sandbox.tmp / name).write_bytes(BROKEN.get(name, b"a note, not rows"))
+    for env in ({"DATASET": f"./{name}"}, {"VAL_DATASET": sandbox.tmp / name}):
+        assert_refused(sandbox.launch("countdown_1gpu.sh", DRY_RUN=1, **env), "countdown_1gpu.sh", name)
+
+
 def test_an_empty_or_unreadable_input_is_one_line(files, capsys):
     Path("empty.jsonl").write_text("")
     Path("folder.jsonl").mkdir()
@@ -240,3 +247,4 @@ def test_every_reader_refuses_a_held_out_file_of_an_older_training_file_or_one_h
     refused(capsys, ["evaluate", "model", "--task", "countdown", "--data", "d/cd.test.jsonl", "--out", "ev"], why)
     refused(capsys, ["select", "model", "--task", "countdown", "--candidates", "d/cd.jsonl", "--out", "kept.jsonl"],
             "d/cd.", why)  # fmt: skip
+
