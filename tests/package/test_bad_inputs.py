@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from swift_plugins.cli import main
+from swift_plugins.core.files import read_rows, write_rows
+from swift_plugins.tasks import task_named
 
 from ..helpers import DATA, REPO, assert_refused, flag, parse_dry_run
 
@@ -248,3 +250,16 @@ def test_every_reader_refuses_a_held_out_file_of_an_older_training_file_or_one_h
     refused(capsys, ["select", "model", "--task", "countdown", "--candidates", "d/cd.jsonl", "--out", "kept.jsonl"],
             "d/cd.", why)  # fmt: skip
 
+
+def test_per_example_files_of_every_tasks_results_are_written_in_parquet_too(files):
+    for task in ("countdown", "gsm8k"):
+        results = "results.jsonl" if task == "countdown" else "gsm8k.jsonl"
+        main([task, "score", results, "--per-example", f"{task}.examples.parquet", "--json", f"{task}.score.json"])
+        main([task, "score", results, "--per-example", f"{task}.examples.jsonl", "--json", f"{task}.score.json"])
+        parquet, jsonl = (read_rows(f"{task}.examples.{suffix}") for suffix in ("parquet", "jsonl"))
+        assert [row for _, row in parquet] == [row for _, row in jsonl]
+    keys = [row["key"] for _, row in read_rows("countdown.examples.parquet")]  # a puzzle: one type, list and number
+    assert keys == [{"nums": [6, 6], "target": 12}, {"nums": [1, 3], "target": 4}]
+    scoring = task_named("gym:basic_arithmetic").scoring_module()  # evaluate's examples of a gym task
+    answered = [(where, {**row, "response": "<answer>1</answer>"}) for where, row in read_rows("gym.jsonl")]
+    assert write_rows(map(scoring.sample_record, scoring.samples_from_rows(answered)), "gym.parquet") == 3
