@@ -1,7 +1,7 @@
 """The local files a run reads: the plugin, a local model, every row of a local data file, checked with the
 task's own row rules before anything starts (the trainer would fail on them after loading the model), and a local
 held-out file against the training file (:func:`~swift_plugins.core.held_out.check_held_out`: not of an older one,
-no training prompt in it).
+no training prompt in it); and the folder it writes, which must be one it can make and write.
 
 >>> from pathlib import Path
 >>> check_plugin(Path("/nowhere"))
@@ -17,14 +17,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..core.console import Console
-from ..core.errors import DataError, SettingError
-from ..core.files import read_rows
+from ..core.errors import DataError, OutputError, SettingError
+from ..core.files import FOLDER, check_output, read_rows
 from ..core.flags import Flags
 from ..core.held_out import check_held_out, row_keys
 from ..core.task import TaskSpec
 from .trainer import Origin
 
-__all__ = ["check_paths", "check_plugin"]
+__all__ = ["check_output_dir", "check_paths", "check_plugin"]
 
 LOCAL_PREFIXES = ("/", "./", "../", "~")
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
@@ -35,6 +35,22 @@ def check_plugin(repo: Path) -> None:
     plugin = repo / "swift_plugins" / "plugin.py"
     if not plugin.is_file():
         raise SettingError(f"plugin not found: {plugin} (incomplete checkout?)")
+
+
+def check_output_dir(path: Path) -> None:
+    """``OUTPUT_DIR`` is a folder that exists or can be made, and written: not a file, no file on its way, names the
+    file system takes (a run would fail on it at its first log, after the checks and the loads).
+
+    >>> check_output_dir(Path("/dev/null/run"))
+    Traceback (most recent call last):
+    ...
+    swift_plugins.core.errors.SettingError: OUTPUT_DIR=/dev/null/run: cannot write it (/dev/null is a file, not a \
+folder); point it at a folder
+    """
+    try:
+        check_output(path, FOLDER)
+    except OutputError as error:
+        raise SettingError(f"OUTPUT_DIR={path}: cannot write it ({error.reason}); point it at a folder") from None
 
 
 def _is_local(value: str) -> bool:

@@ -6,6 +6,8 @@ as one when it belongs to an older training file or holds training rows, and gen
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -263,3 +265,24 @@ def test_per_example_files_of_every_tasks_results_are_written_in_parquet_too(fil
     scoring = task_named("gym:basic_arithmetic").scoring_module()  # evaluate's examples of a gym task
     answered = [(where, {**row, "response": "<answer>1</answer>"}) for where, row in read_rows("gym.jsonl")]
     assert write_rows(map(scoring.sample_record, scoring.samples_from_rows(answered)), "gym.parquet") == 3
+
+
+@pytest.mark.parametrize(("script", "env"), [
+    ("countdown_1gpu.sh", {}), ("countdown_3gpu.sh", {}), ("gsm8k_1gpu.sh", {}),
+    ("countdown_multinode.sh", {"ROLE": "rollout"}),
+])  # fmt: skip
+def test_a_dry_run_refuses_an_output_folder_the_run_could_not_make(sandbox, script, env):
+    (sandbox.tmp / "afile").write_text("")
+    for out, why in ((sandbox.tmp / "afile", "a file, not a folder"),
+                     (sandbox.tmp / "afile" / "run", f"{sandbox.tmp / 'afile'} is a file, not a folder"),
+                     (sandbox.tmp / LONG, "a name of 300 bytes")):  # fmt: skip
+        assert_refused(sandbox.launch(script, DRY_RUN=1, OUTPUT_DIR=out, **env), script,
+                       f"OUTPUT_DIR={out}: cannot write it ({why}")  # fmt: skip
+
+
+def test_the_demos_dry_run_refuses_an_output_folder_it_could_not_make(tmp_path):
+    (tmp_path / "afile").write_text("")
+    out = tmp_path / "afile" / "demo"
+    result = subprocess.run([sys.executable, "-m", "swift_plugins.demo"], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "DRY_RUN": "1", "OUTPUT_DIR": str(out)})  # fmt: skip
+    assert_refused(result, "countdown_demo.sh", f"OUTPUT_DIR={out}: cannot write it ({tmp_path / 'afile'} is a file")
