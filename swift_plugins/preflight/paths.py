@@ -82,6 +82,9 @@ def check_paths(
                 raise SettingError(
                     f"{name}: no such file; point {setting} at a local .jsonl/.json/.parquet file or a hub dataset id"
                 )
+            if path.is_dir() and not any(file.suffix in DATA_SUFFIXES for file in path.rglob("*") if file.is_file()):
+                raise SettingError(f"{name}: a folder without a data file; point {setting} at a local "
+                                   ".jsonl/.json/.parquet file or a folder of them")  # fmt: skip
             if path.is_file():
                 _check_rows(task, path, name, console)
                 files[flag].append((name, path))

@@ -62,11 +62,17 @@ def _answers_per_prompt(name: str, outcomes: dict[str, list[tuple[bool, bool]]])
 
 
 def _precision(folder: Path) -> str | None:
-    """The ``--torch_dtype`` that ``evaluate`` ran a folder's model in, where its score.json says."""
-    try:
-        return json.loads((folder / "score.json").read_text()).get("torch_dtype")
-    except (OSError, ValueError, AttributeError):
+    """The ``--torch_dtype`` that ``evaluate`` ran a folder's model in, where its score.json says; a score.json that
+    cannot be read is refused (the evaluation is damaged), as none is not (only examples.jsonl is needed)."""
+    path = folder / "score.json"
+    if not path.is_file():
         return None
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise DataError(f"{path}: not a readable report ({getattr(error, 'strerror', None) or error}): evaluate "
+                        "again") from None  # fmt: skip
+    return report.get("torch_dtype") if isinstance(report, dict) else None
 
 
 def compare(stages: dict[str, Path]) -> dict[str, Any]:

@@ -172,9 +172,12 @@ def test_a_broken_input_file_is_one_line_naming_it(files, capsys, reader, name):
     refused(capsys, [word.format(name) for word in READERS[reader]], name)
 
 
-@pytest.mark.parametrize("name", [*BROKEN, "notes"])
+@pytest.mark.parametrize("name", [*BROKEN, "notes", "folder.jsonl"])
 def test_a_recipe_refuses_a_broken_data_file_in_one_line(sandbox, name):
-    (sandbox.tmp / name).write_bytes(BROKEN.get(name, b"a note, not rows"))
+    if name == "folder.jsonl":  # a folder holds data files, or it is refused
+        (sandbox.tmp / name).mkdir()
+    else:
+        (sandbox.tmp / name).write_bytes(BROKEN.get(name, b"a note, not rows"))
     for env in ({"DATASET": f"./{name}"}, {"VAL_DATASET": sandbox.tmp / name}):
         assert_refused(sandbox.launch("countdown_1gpu.sh", DRY_RUN=1, **env), "countdown_1gpu.sh", name)
 
@@ -185,6 +188,10 @@ def test_an_empty_or_unreadable_input_is_one_line(files, capsys):
     refused(capsys, ["countdown", "sft-data", "empty.jsonl", "--out", "sft.jsonl"], "empty.jsonl: no puzzles in it")
     refused(capsys, ["gym", "sft-data", "empty.jsonl", "--out", "sft.jsonl"], "empty.jsonl: no rows in it")
     refused(capsys, ["countdown", "audit", "folder.jsonl"], "folder.jsonl: a folder, not a file")
+    Path("eval/other/score.json").write_text('{"accuracy": 0.5, "sam')
+    for argv in (["compare", "base=eval/base", "other=eval/other", "--out", "cmp"],
+                 ["plot", "run", "--evals", "base=eval/base", "other=eval/other"]):  # fmt: skip
+        refused(capsys, argv, "eval/other/score.json: not a readable report (Unterminated string")
     Path("eval/sft/examples.jsonl").write_text(json.dumps({"key": [[6, 6], 12], "formatted": True}) + "\n")
     refused(capsys, ["compare", "base=eval/base", "sft=eval/sft", "--out", "cmp"], "no 'verdict'")
 
