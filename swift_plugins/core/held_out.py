@@ -138,7 +138,7 @@ def check_held_out(held_out: str | Path, keys: Keys, training: str | Path | None
     file it is named after, :func:`training_path`; nothing to check without one). ``keys`` gives a file's prompts."""
     held_out = Path(held_out)
     training = Path(training) if training is not None else training_path(held_out)
-    if training is None or not training.is_file() or not held_out.is_file() or training.samefile(held_out):
+    if training is None or not training.is_file() or not held_out.is_file():
         return
     record = _record(training) if held_out.parent.resolve() == training.parent.resolve() else {}
     trained = record.get("train", {})

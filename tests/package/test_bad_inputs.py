@@ -253,6 +253,8 @@ def test_every_reader_refuses_a_held_out_file_of_an_older_training_file_or_one_h
     for script, env in (("countdown_1gpu.sh", {}), ("countdown_multinode.sh", {"ROLE": "train", "ROLLOUT_HOST": "h"}),
                         ("countdown_3gpu.sh", {"VAL_DATASET": test})):  # fmt: skip
         assert_refused(sandbox.launch(script, DRY_RUN=1, DATASET=train, **env), script, str(test), why)
+    assert_refused(sandbox.launch("countdown_1gpu.sh", DRY_RUN=1, DATASET=train, VAL_DATASET=f"{split}/./cd.jsonl"),
+                   "countdown_1gpu.sh", "prompts are prompts of")  # the training file itself: every prompt
     os.chdir(split.parent)
     Path("model").mkdir()
     refused(capsys, ["evaluate", "model", "--task", "countdown", "--data", "d/cd.test.jsonl", "--out", "ev"], why)
