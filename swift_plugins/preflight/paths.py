@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core.console import Console
 from ..core.errors import DataError, OutputError, SettingError
-from ..core.files import FOLDER, check_output, read_rows
+from ..core.files import FOLDER, FORMATS, check_output, check_outputs, read_rows
 from ..core.flags import Flags
 from ..core.held_out import check_held_out, row_keys
 from ..core.task import TaskSpec
@@ -63,7 +63,13 @@ def check_paths(
     """A local ``--model`` exists; every local ``--dataset`` / ``--val_dataset`` exists, a file's rows are rows
     ``task`` accepts, and a ``--val_dataset`` file may be held out from each ``--dataset`` file. ``sources`` maps a
     file the launch writes before training (the selected rows) to the file it is made from, which is checked
-    instead."""
+    instead, and which that file may not be (:func:`~swift_plugins.core.files.check_outputs`)."""
+    for written, source in (sources or {}).items():
+        try:
+            check_outputs([(written, FORMATS)], inputs=[Path(source).expanduser()])
+        except OutputError as error:
+            raise SettingError(f"the selected rows, {written}: cannot write them ({error.reason}); point DATASET or "
+                               "OUTPUT_DIR elsewhere") from None  # fmt: skip
     model = flags.value("model") or ""
     if _is_local(model) and not Path(model).expanduser().exists():
         raise SettingError(

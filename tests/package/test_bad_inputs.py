@@ -289,6 +289,15 @@ def test_a_dry_run_refuses_an_output_folder_the_run_could_not_make(sandbox, scri
                        f"OUTPUT_DIR={out}: cannot write it ({why}")  # fmt: skip
 
 
+def test_a_dry_run_refuses_a_selection_that_would_write_over_its_candidates(sandbox):
+    candidates = sandbox.out / "selected.jsonl"  # where the selection writes
+    sandbox.out.mkdir()
+    candidates.write_text('{"nums": [1, 2], "target": 3}\n')
+    result = sandbox.launch("countdown_1gpu.sh", DRY_RUN=1, DATASET=candidates, SELECT_SAMPLES=8)
+    assert_refused(result, "countdown_1gpu.sh", f"the selected rows, {candidates}: cannot write them (an input of this "
+                                                "command: write it elsewhere); point DATASET or OUTPUT_DIR elsewhere")
+
+
 def test_the_demos_dry_run_refuses_an_output_folder_it_could_not_make(tmp_path):
     (tmp_path / "afile").write_text("")
     out = tmp_path / "afile" / "demo"
