@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .core.cli import add_inference_command, int_at_least, run_parsed, writing
 from .core.errors import SettingError
-from .core.files import atomic_path, check_output
+from .core.files import FOLDER, atomic_path, check_outputs
 from .doctor.report import add_arguments as add_doctor_arguments
 from .selection import cli as selection_cli
 from .tasks import registered, task_named, task_names
@@ -28,12 +28,14 @@ __all__ = ["build_parser", "main"]
 def _tiny_model(args: argparse.Namespace) -> None:
     from .tools.tiny_model import build_tiny_model
 
+    check_outputs([(args.out_dir, FOLDER)])
     print(build_tiny_model(args.out_dir))
 
 
 def _smol_model(args: argparse.Namespace) -> None:
     from .tools.smol_model import build_smol_model
 
+    check_outputs([(args.out_dir, FOLDER)])
     print(build_smol_model(args.out_dir))
 
 
@@ -102,25 +104,31 @@ def _stage(text: str) -> tuple[str, Path]:
 
 
 class _Stages(argparse.Action):
-    """Stores the ``NAME=FOLDER`` stages, refusing a name given twice (a stage would be lost)."""
+    """Stores the ``NAME=FOLDER`` stages, refusing a name given twice (a stage would be lost) and a folder given twice
+    (one evaluation counted as two stages)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        names = [name for name, _ in values]
-        repeated = next((name for name in names if names.count(name) > 1), None)
-        if repeated is not None:
-            raise argparse.ArgumentError(self, f"stage name {repeated!r} given twice: give each stage its own name")
+        for index, (name, folder) in enumerate(values):
+            earlier = next((other for other, place in values[:index] if other == name
+                            or place.resolve() == folder.resolve()), None)  # fmt: skip
+            if earlier == name:
+                raise argparse.ArgumentError(self, f"stage name {name!r} given twice: give each stage its own name")
+            if earlier is not None:
+                raise argparse.ArgumentError(self, f"{folder} is stage {earlier!r} and {name!r}: give each stage its "
+                                                   "own evaluation folder")  # fmt: skip
         setattr(namespace, self.dest, values)
 
 
 def _compare(args: argparse.Namespace) -> None:
-    for suffix in (".json", ".md"):  # both outputs, before the table is computed and printed
-        check_output(args.out.with_suffix(suffix), (suffix,))
-    from .tools.compare import compare, format_markdown, write_comparison
+    from .tools.compare import compare, comparison_paths, format_markdown, write_comparison
 
+    json_path, markdown_path = comparison_paths(args.out)  # both checked before the table is computed and printed
+    read = [folder / name for _, folder in args.stages for name in ("examples.jsonl", "score.json")]
+    check_outputs([(json_path, (".json",)), (markdown_path, (".md",))], inputs=read)
     table = compare(dict(args.stages))
     print(format_markdown(table), end="")
     with writing(args.out):
-        json_path, markdown_path = write_comparison(table, args.out)
+        write_comparison(table, args.out)
     print(f"\nwrote {json_path} and {markdown_path}")
 
 
@@ -128,7 +136,8 @@ def _plot(args: argparse.Namespace) -> None:
     from .tools.plot import plot_run
     from .watch import find_log, judge, read_steps
 
-    out = check_output(args.out or find_log(args.run_dir).parent / "curves.png", (".png", ".pdf", ".svg"))
+    out = args.out or find_log(args.run_dir).parent / "curves.png"
+    check_outputs([(out, (".png", ".pdf", ".svg"))])  # an image: no input of plot's (.jsonl, .json) can be it
     with writing(out), atomic_path(out) as partial_png:  # a reader of curves.png never sees a half-written image
         plot_run(args.run_dir, partial_png, evaluations=dict(args.evals) if args.evals else None)
     print(f"wrote {out}")
@@ -195,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--evals",
         type=_stage,
         nargs="+",
+        action=_Stages,
         metavar="NAME=FOLDER",
         help="evaluate folders in order: held-out accuracy per stage beside the smoothed rewards",
     )

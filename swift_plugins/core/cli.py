@@ -2,13 +2,15 @@
 
 A command's expected failures (every :class:`~.errors.PluginError`: bad data, bad values, paths it
 cannot use) print one line and exit 2; Ctrl-C prints one line and exits 130, as a shell reports an
-interrupted program. Any other exception is a bug and keeps its traceback.
+interrupted program, and SIGTERM (``kill``) does the same with 143: either unwinds the command, so its
+worker processes end and no temporary file is left. Any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OutputError, PluginError
-from .files import check_output, write_rows, write_text
+from .files import FORMATS, check_outputs, distinct_inputs, write_rows, write_text
+from .processes import Interrupted
 
 __all__ = [
     "add_inference_command", "add_score_command", "int_at_least", "run_command", "run_parsed", "run_task_command",
@@ -86,15 +89,23 @@ def run_task_command(
 
 
 def run_parsed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Run ``args.run(args)``: a :class:`PluginError` exits 2, Ctrl-C 130, one line each; a bug raises."""
+    """Run ``args.run(args)``: a :class:`PluginError` exits 2, Ctrl-C 130 and SIGTERM 143, one line each; a bug
+    raises."""
     command = " ".join([parser.prog, args.command, *filter(None, [getattr(args, "task_command", None)])])
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         args.run(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         print(f"{command}: interrupted", file=sys.stderr)
-        sys.exit(INTERRUPTED)
+        sys.exit(getattr(stop, "status", INTERRUPTED))
     except PluginError as error:
         parser.exit(2, f"{command}: error: {error}\n")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
 
 
 def add_score_command(
@@ -107,9 +118,9 @@ def add_score_command(
     """Add ``score RESULTS... [--json] [--per-example]``: ``load(args)`` gives the samples."""
 
     def run(args: argparse.Namespace) -> None:
-        out = check_output(args.json or args.results[0].with_suffix(".score.json"), (".json",))
-        if args.per_example:
-            check_output(args.per_example)
+        out = args.json or args.results[0].with_suffix(".score.json")
+        distinct_inputs(args.results)  # a file given twice would count its answers twice
+        check_outputs([(out, (".json",)), (args.per_example, FORMATS)], inputs=args.results)
         samples = load(args)
         report = score(samples)
         print(format_report(report))

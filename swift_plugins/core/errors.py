@@ -32,12 +32,13 @@ class SettingError(PluginError, ValueError):
 class OutputError(PluginError):
     """An output path that cannot be written: ``OutputError(path, reason)`` names the user's path.
 
-    ``reason`` is the OSError met, or a sentence (a wrong extension, a file where a folder should be).
+    ``reason`` is the OSError met, or a sentence (a wrong extension, a file where a folder should be); ``path`` and
+    ``reason`` (a sentence) stay on the error, for a caller that names the path its own way.
     """
 
     def __init__(self, path: str | Path, reason: OSError | str) -> None:
-        detail = reason.strerror or reason if isinstance(reason, OSError) else reason
-        super().__init__(f"{path}: cannot write it ({detail})")
+        self.path, self.reason = path, str(reason.strerror or reason if isinstance(reason, OSError) else reason)
+        super().__init__(f"{path}: cannot write it ({self.reason})")
 
 
 class LaunchError(PluginError):

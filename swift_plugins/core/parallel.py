@@ -30,10 +30,20 @@ def ordered_map(function: Callable[[In], Out], items: Iterable[In], jobs: int) -
         yield from map(function, items)
         return
     items = iter(items)
-    # Workers ignore Ctrl-C: the parent alone reports it, once, instead of one traceback per worker.
-    with ProcessPoolExecutor(jobs, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
-        pending = deque(pool.submit(function, item) for item in itertools.islice(items, 2 * jobs))
-        while pending:
-            result = pending.popleft().result()
-            pending.extend(pool.submit(function, item) for item in itertools.islice(items, 1))
-            yield result
+    with ProcessPoolExecutor(jobs, initializer=_worker_signals) as pool:
+        try:
+            pending = deque(pool.submit(function, item) for item in itertools.islice(items, 2 * jobs))
+            while pending:
+                result = pending.popleft().result()
+                pending.extend(pool.submit(function, item) for item in itertools.islice(items, 1))
+                yield result
+        except BaseException:  # Ctrl-C, SIGTERM, an early close: the workers end with their current item
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _worker_signals() -> None:
+    """A worker ignores Ctrl-C, which the parent alone reports, once, instead of one traceback per worker; SIGTERM
+    ends it as it ends any process, not through a handler of the parent's that it was forked with."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -17,7 +17,8 @@ from tqdm import tqdm
 from ..core.cli import add_score_command, run_task_command
 from ..core.cli import int_at_least as _int_at_least
 from ..core.errors import DataError
-from ..core.files import check_output, split_paths, write_rows, write_text
+from ..core.files import FORMATS, check_outputs, split_paths, write_rows, write_text
+from ..core.held_out import check_split, record_split
 from ..core.splits import SPLIT_ROWS, split_rows
 from . import scoring
 from .data import read_columns
@@ -42,8 +43,7 @@ def _generate(args: argparse.Namespace) -> None:
     from .generator import CountdownConfig, generate
 
     paths = split_paths(args.out, args.size, args.test_size, args.dev_size)
-    for path in paths.values():
-        check_output(path)
+    check_split(args.out, paths)
     config = CountdownConfig(*args.count, *args.numbers, *args.targets)
     split_seed, order_seed = (args.seed, None) if args.split_seed is None else (args.split_seed, args.seed)
     total = args.size + args.dev_size + args.test_size
@@ -53,15 +53,13 @@ def _generate(args: argparse.Namespace) -> None:
     for name, path in paths.items():
         write_rows(getattr(split, name), path)
         print(f"wrote {len(getattr(split, name))} {SPLIT_ROWS[name]} to {path}")
+    record_split(paths, {name: len(getattr(split, name)) for name in paths})  # last: it vouches for the files above
 
 
 def _audit(args: argparse.Namespace) -> None:
     from .audit import audit
 
-    if args.json:
-        check_output(args.json, (".json",))
-    if args.unsolvable_out:
-        check_output(args.unsolvable_out)
+    check_outputs([(args.json, (".json",)), (args.unsolvable_out, FORMATS)], inputs=[args.path])
     nums, targets = read_columns(args.path)
     with tqdm(total=len(nums), unit="rows", desc="audit", disable=args.quiet) as bar:
         report = audit(nums, targets, jobs=args.jobs, progress=bar.update)
@@ -107,7 +105,7 @@ def _sft_data(args: argparse.Namespace) -> None:
     from .cold_start import sft_rows
     from .data import check_row, read_rows
 
-    check_output(args.out)
+    check_outputs([(args.out, FORMATS)], inputs=[args.puzzles])
     rows = []
     for where, row in read_rows(args.puzzles):
         puzzle = check_row(row, where)
@@ -115,6 +113,8 @@ def _sft_data(args: argparse.Namespace) -> None:
             rows.extend(sft_rows([puzzle]))
         except DataError as error:
             raise DataError(f"{where}: {error}") from None
+    if not rows:
+        raise DataError(f"{args.puzzles}: no puzzles in it, so no SFT rows to write")
     write_rows(rows, args.out)
     print(f"wrote {len(rows)} SFT rows to {args.out}")
 

@@ -135,10 +135,11 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def sample_record(sample: Sample) -> dict[str, Any]:
-    """One line of the per-example file; ``key`` identifies the puzzle (what ``compare`` pairs stages by).
+    """One line of the per-example file; ``key`` identifies the puzzle (what ``compare`` pairs stages by): an object,
+    so that a Parquet file holds it as a column of one type.
 
     >>> sample_record(Sample("r.jsonl:1", (6, 2, 6), 24, "correct", True, False))["key"]
-    [[2, 6, 6], 24]
+    {'nums': [2, 6, 6], 'target': 24}
     """
     nums, target = sample.key
-    return {**asdict(sample), "nums": list(sample.nums), "key": [list(nums), target]}
+    return {**asdict(sample), "nums": list(sample.nums), "key": {"nums": list(nums), "target": target}}

@@ -24,6 +24,7 @@ from ..integration.vllm_cpu import installed_vllm
 from ..launch.follow import follow_trainer
 from ..launch.script import usage
 from ..preflight.host import check_swift_flags
+from ..preflight.paths import check_output_dir
 from ..selection.select import Selection
 from ..watch.checkpoints import is_complete, newest_checkpoint
 from ..watch.live import FATAL_STATUS, WATCH_LOG, WatchStopped, task_advice, watcher
@@ -72,6 +73,7 @@ def demo(recipe: str, extra: Sequence[str], env: Mapping[str, str], repo: Path, 
     plan = DemoPlan.for_hardware(env, repo, cuda_device=cuda_device, vllm_version=vllm_version, cpu_capability=cpu,
                                  extra=extra)  # fmt: skip
     plan = replace(plan, reason=plan.reason + hint)
+    check_output_dir(plan.output_dir)  # DRY_RUN too: a folder the run could not make fails it at its first stage
     if plan.scale.name == "gpu" and cuda_device is None and not plan.dry_run:
         raise SettingError("DEMO_SCALE=gpu, but torch sees no CUDA device: unset DEMO_SCALE for the CPU run")
     if extra or not plan.dry_run:  # DRY_RUN prints the demo's own flags, which the tests parse with ms-swift's classes

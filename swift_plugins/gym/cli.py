@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..core.cli import int_at_least, run_task_command
 from ..core.errors import DataError
-from ..core.files import check_output, held_out_path, read_rows, write_rows
+from ..core.files import FORMATS, check_outputs, read_rows, split_paths, write_rows
+from ..core.held_out import check_split, record_split
 from ..core.splits import SPLIT_ROWS
 
 __all__ = ["add_command", "main"]
@@ -50,16 +51,15 @@ def _generate(args: argparse.Namespace) -> None:
     from .settings import parse_settings
 
     settings = parse_settings(args.name, args.settings)
-    paths = {"train": args.out, **{name: held_out_path(args.out, name) for name in ("dev", "test")
-                                   if getattr(args, f"{name}_size")}}  # fmt: skip
-    for path in paths.values():
-        check_output(path)
+    paths = split_paths(args.out, args.size, args.test_size, args.dev_size)
+    check_split(args.out, paths)
     split = generate(args.name, args.size, args.test_size, args.seed, settings, args.dev_size, args.split_seed)
     for name, path in paths.items():
         write_rows(getattr(split, name), path)
         if not args.quiet:
             print(f"wrote {len(getattr(split, name))} {SPLIT_ROWS[name]} to {path}"
                   + ("" if name == "train" else " (no question in two splits)"))  # fmt: skip
+    record_split(paths, {name: len(getattr(split, name)) for name in paths})  # last: it vouches for the files above
     for note in _notes(args.name, split.train, split.test or split.dev):  # with --quiet too: what a reader must know
         print(f"note: {note}", file=sys.stderr)
 
@@ -106,7 +106,7 @@ def _sft_data(args: argparse.Namespace) -> None:
     from .cold_start import sft_rows
     from .data import GYM, check_row
 
-    check_output(args.out)
+    check_outputs([(args.out, FORMATS)], inputs=[args.rows])
     rows = []
     for where, row in read_rows(args.rows):
         GYM.check_columns(row, where)
@@ -114,6 +114,8 @@ def _sft_data(args: argparse.Namespace) -> None:
             rows.extend(sft_rows([check_row(row, where)]))
         except DataError as error:
             raise DataError(f"{where}: {error}") from None
+    if not rows:
+        raise DataError(f"{args.rows}: no rows in it, so no SFT rows to write")
     write_rows(rows, args.out)
     print(f"wrote {len(rows)} SFT rows to {args.out}")
 

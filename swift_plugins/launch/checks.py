@@ -1,14 +1,15 @@
 """The launcher's preflight: each check of :mod:`swift_plugins.preflight` given what of a :class:`Plan` it reads.
 
-:func:`check_plan` checks the commands themselves (DRY_RUN included): paths, the rows of local data, batch
-arithmetic, lengths, the logger; :func:`advise` warns of settings that waste a run. :func:`check_host` checks this
-host just before anything starts (skipped by DRY_RUN): the GPUs, ms-swift's interpreter, the stack it holds and the
-modules the run imports, free ports.
+:func:`check_plan` checks the commands themselves (DRY_RUN included): paths, the rows of local data, the output
+folder, batch arithmetic, lengths, the logger; :func:`advise` warns of settings that waste a run. :func:`check_host`
+checks this host just before anything starts (skipped by DRY_RUN): the GPUs, ms-swift's interpreter, the stack it
+holds and the modules the run imports, free ports.
 
+>>> import tempfile
 >>> from .recipes import build_plan
 >>> from .script import REPO
 >>> from .settings import Settings
->>> settings = Settings.from_env("countdown_1gpu", {"OUTPUT_DIR": "/runs/a", "MODEL": "/no/model"}, REPO)
+>>> settings = Settings.from_env("countdown_1gpu", {"OUTPUT_DIR": tempfile.mkdtemp(), "MODEL": "/no/model"}, REPO)
 >>> check_plan(build_plan(settings, [], Console("x.sh")), Console("x.sh"))
 Traceback (most recent call last):
 ...
@@ -29,6 +30,7 @@ def check_plan(plan: Plan, console: Console) -> None:
     """Every check that needs no GPU, no port and no ms-swift."""
     settings, flags = plan.settings, plan.flags
     paths.check_plugin(settings.repo)
+    paths.check_output_dir(settings.output_dir)
     if plan.trainer is None:
         return
     trainer.check_trainer_flags(flags, settings.world_size, plan.origin)

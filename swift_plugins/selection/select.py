@@ -6,7 +6,8 @@ written unchanged, in the candidates' order, as the task's ordinary training row
 (``OUT.selection/``: its ``results.jsonl`` holds every answer and each row's count) with ``OUT.selection.json``:
 the band, the sampling, the histogram of solve counts, how many rows were kept and what it cost. The same model,
 candidates and seed select the same rows. The held-out files (dev and test) are never written, and candidates that
-share a prompt with one are refused.
+share a prompt with one, or that changed since ``generate`` held one out of them, are refused
+(:func:`~swift_plugins.core.held_out.check_held_out`).
 
 >>> from pathlib import Path
 >>> check_paths("countdown", Path("d/train.jsonl"), Path("d/train.test.jsonl"))
@@ -28,13 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError, SettingError
-from ..core.files import check_output, held_out_path, read_rows, write_rows, write_text
+from ..core.files import FOLDER, FORMATS, check_outputs, held_out_path, read_rows, write_rows, write_text
+from ..core.held_out import HELD_OUT, check_held_out
 from ..core.processes import children_cpu_seconds
 from ..tasks import task_named
 from ..tools.evaluate import Sampling, evaluate
 from .band import Band, histogram
 
-__all__ = ["Selection", "check_paths", "prompt_keys", "select_rows"]
+__all__ = ["OUTPUTS", "Selection", "check_paths", "prompt_keys", "select_rows"]
+
+OUTPUTS = ((".selection", FOLDER), (".selection.json", (".json",)))  # beside OUT: the evaluation and its summary
 
 
 @dataclass(frozen=True)
@@ -68,22 +72,20 @@ def prompt_keys(task: str, path: str | Path) -> set[str]:
 
 def check_paths(task: str, candidates: Path, out: Path, held_out: Sequence[Path] = ()) -> tuple[Path, ...]:
     """The held-out files to keep apart (``held_out``, else the candidates' ``.dev`` and ``.test`` siblings that
-    exist); :class:`SettingError` when ``out`` would overwrite the candidates or a held-out file, :class:`DataError`
-    when a candidate's prompt is a held-out one."""
-    siblings = tuple(held_out_path(candidates, split) for split in ("dev", "test"))
-    if out.resolve() == candidates.resolve():
-        raise SettingError(f"--out {out} is the candidates file: write the selection elsewhere")
+    exist), once every output is checked (:func:`~swift_plugins.core.files.check_outputs`: the candidates and the
+    held-out files are inputs); :class:`SettingError` when ``out`` is a held-out file's name, :class:`DataError`
+    when a held-out file may not be held out from the candidates (:func:`~swift_plugins.core.held_out.check_held_out`:
+    a candidate's prompt is a held-out one, or the candidates changed since ``generate`` held it out)."""
+    siblings = tuple(held_out_path(candidates, split) for split in HELD_OUT)
     if any(out.resolve() == protected.resolve() for protected in (*siblings, *held_out)):
         raise SettingError(
             f"--out {out} is the held-out file of {candidates}: the selection never writes held-out rows"
         )
     held_out = tuple(held_out) or tuple(sibling for sibling in siblings if sibling.is_file())
-    keys = prompt_keys(task, candidates) if held_out else set()
+    outputs = [(out, FORMATS), *((out.with_name(f"{out.name}{suffix}"), formats) for suffix, formats in OUTPUTS)]
+    check_outputs(outputs, inputs=[candidates, *held_out])
     for path in held_out:
-        shared = keys & prompt_keys(task, path)
-        if shared:
-            raise DataError(f"{candidates}: {len(shared)} candidate prompts are held-out prompts of {path} "
-                            f"(first {sorted(shared)[0]}): select from training rows only")  # fmt: skip
+        check_held_out(path, lambda rows: prompt_keys(task, rows), training=candidates)
     return held_out
 
 
@@ -102,13 +104,13 @@ def select_rows(
     """Evaluate ``model`` on ``candidates`` (their first ``limit`` rows, if given) with ``sampling`` (``band.samples``
     answers a row) and write the rows ``band`` keeps to ``out``; ``options`` go to
     :func:`~swift_plugins.tools.evaluate.evaluate`."""
-    candidates, out = Path(candidates), check_output(out)
+    candidates, out = Path(candidates), Path(out)
     if sampling.samples != band.samples or sampling.greedy:
         raise SettingError(f"the band counts {band.samples} sampled answers a row, the sampling draws "
                            f"{sampling.samples}{' greedily' if sampling.greedy else ''}")  # fmt: skip
     check_paths(task, candidates, out, tuple(map(Path, held_out)))
     rows = [row for _, row in itertools.islice(read_rows(candidates), limit)]
-    evaluation = out.with_name(f"{out.name}.selection")
+    evaluation, report = (out.with_name(f"{out.name}{suffix}") for suffix, _ in OUTPUTS)
     started, before = time.monotonic(), children_cpu_seconds()
     evaluate(model, candidates, evaluation, task=task, sampling=sampling, limit=limit, quiet=True, **options)
     seconds, cpu = time.monotonic() - started, children_cpu_seconds() - before
@@ -126,5 +128,5 @@ def select_rows(
     write_rows(kept, out)
     selection = Selection(len(rows), len(kept), band.describe(), asdict(sampling), counts, round(seconds, 1),
                           round(cpu, 1), len(answers))  # fmt: skip
-    write_text(json.dumps(asdict(selection), indent=2) + "\n", out.with_name(f"{out.name}.selection.json"))
+    write_text(json.dumps(asdict(selection), indent=2) + "\n", report)
     return selection

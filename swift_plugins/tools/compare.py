@@ -36,7 +36,7 @@ from ..core.files import read_rows, write_text
 from ..core.intervals import paired_change, rate_interval
 from ..core.scoring import CORRECT
 
-__all__ = ["compare", "format_markdown", "write_comparison"]
+__all__ = ["compare", "comparison_paths", "format_markdown", "write_comparison"]
 
 def _outcomes(folder: Path) -> dict[str, list[tuple[bool, bool]]]:
     """Prompt key -> (correct, well formatted) of each answer to it, of one evaluation folder's examples."""
@@ -45,8 +45,9 @@ def _outcomes(folder: Path) -> dict[str, list[tuple[bool, bool]]]:
         raise DataError(f"{folder}: no examples.jsonl (is this an evaluate output folder?)")
     outcomes: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for where, row in read_rows(path):
-        if "key" not in row:
-            raise DataError(f"{where}: no 'key' of its prompt (written by an older evaluate): evaluate again")
+        missing = [field for field in ("key", "verdict", "formatted") if field not in row]
+        if missing:
+            raise DataError(f"{where}: no {' or '.join(map(repr, missing))} (not a row evaluate wrote): evaluate again")
         outcomes[json.dumps(row["key"])].append((row["verdict"] == CORRECT, bool(row["formatted"])))
     if not outcomes:
         raise DataError(f"{path}: no answers (an empty evaluation): evaluate again")
@@ -61,11 +62,17 @@ def _answers_per_prompt(name: str, outcomes: dict[str, list[tuple[bool, bool]]])
 
 
 def _precision(folder: Path) -> str | None:
-    """The ``--torch_dtype`` that ``evaluate`` ran a folder's model in, where its score.json says."""
-    try:
-        return json.loads((folder / "score.json").read_text()).get("torch_dtype")
-    except (OSError, ValueError, AttributeError):
+    """The ``--torch_dtype`` that ``evaluate`` ran a folder's model in, where its score.json says; a score.json that
+    cannot be read is refused (the evaluation is damaged), as none is not (only examples.jsonl is needed)."""
+    path = folder / "score.json"
+    if not path.is_file():
         return None
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise DataError(f"{path}: not a readable report ({getattr(error, 'strerror', None) or error}): evaluate "
+                        "again") from None  # fmt: skip
+    return report.get("torch_dtype") if isinstance(report, dict) else None
 
 
 def compare(stages: dict[str, Path]) -> dict[str, Any]:
@@ -147,9 +154,17 @@ def format_markdown(table: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_comparison(table: dict[str, Any], stem: Path) -> tuple[Path, Path]:
-    """Write ``stem.json`` and ``stem.md`` (each complete or not at all); return both paths."""
-    return (
-        write_text(json.dumps(table, indent=2) + "\n", stem.with_suffix(".json")),
-        write_text(format_markdown(table), stem.with_suffix(".md")),
-    )
+def comparison_paths(out: Path) -> tuple[Path, Path]:
+    """``compare --out OUT``'s two files: OUT.json and OUT.md (an OUT ending in .json or .md drops it first).
+
+    >>> comparison_paths(Path("eval/cmp.v1")), comparison_paths(Path("cmp.json"))[1]
+    ((PosixPath('eval/cmp.v1.json'), PosixPath('eval/cmp.v1.md')), PosixPath('cmp.md'))
+    """
+    stem = out.with_suffix("") if out.suffix in (".json", ".md") else out
+    return stem.with_name(f"{stem.name}.json"), stem.with_name(f"{stem.name}.md")
+
+
+def write_comparison(table: dict[str, Any], out: Path) -> tuple[Path, Path]:
+    """Write the two files of :func:`comparison_paths` (each complete or not at all); return both paths."""
+    json_path, markdown_path = comparison_paths(out)
+    return write_text(json.dumps(table, indent=2) + "\n", json_path), write_text(format_markdown(table), markdown_path)

@@ -10,9 +10,10 @@ installed and can run here (a GPU is visible, or it is vLLM's CPU build), else t
 >>> command[3:6], command[command.index("--temperature") + 1]
 (['--model', 'ckpt', '--external_plugins'], '0')
 
-Before swift starts, the model (a local path must exist; ``org/name`` is a hub id) and every row
-of the data file are checked. swift runs as :mod:`.swift_infer`, so each result row carries its
-``finish_reason`` and token count: a response that reached ``max_new_tokens`` counts as truncated.
+Before swift starts, the model (a local path must exist; ``org/name`` is a hub id), every row of the data file and
+a held-out data file against its training file (:func:`~swift_plugins.core.held_out.check_held_out`) are checked.
+swift runs as :mod:`.swift_infer`, so each result row carries its ``finish_reason`` and token count: a response
+that reached ``max_new_tokens`` counts as truncated.
 
 With a :class:`Sampling` of N answers a row (temperature, top-k, seed), each row is asked N times in one run and
 the report gives pass@1 (the mean over samples) and pass@k for every k <= N (the unbiased estimator), each with its
@@ -41,8 +42,9 @@ from typing import Any
 
 from ..core.console import Console
 from ..core.errors import DataError, PluginError, SettingError
-from ..core.files import atomic_folder, read_rows, write_jsonl, write_text
+from ..core.files import FOLDER, atomic_folder, check_outputs, read_rows, write_jsonl, write_text
 from ..core.flags import Flags
+from ..core.held_out import check_held_out, row_keys
 from ..core.processes import Children
 from ..core.scoring import is_correct
 from ..integration.vllm_cpu import engine_args, installed_vllm, is_cpu_build
@@ -243,8 +245,6 @@ def infer_command(
 
 
 def _check_out_dir(out_dir: Path) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise EvaluationError(f"--out {out_dir}: a file, not a folder")
     others = sorted(entry.name for entry in out_dir.iterdir() if entry.name not in OUTPUTS) if out_dir.is_dir() else []
     if others:
         raise EvaluationError(
@@ -281,9 +281,13 @@ def evaluate(
     """
     out_dir = Path(out_dir)
     model = check_model(model)
+    log = out_dir.with_name(f"{out_dir.name}.infer.log")  # where swift's log is kept when it fails
+    local = model if Path(model).exists() else None  # a hub id names no file here
+    check_outputs([(out_dir, FOLDER), (log if quiet else None, (".log",))], inputs=[data, local])
     check_data(task, data)
-    _check_out_dir(out_dir)
     spec = task_named(task)
+    check_held_out(data, lambda rows: row_keys(rows, spec.data.columns))  # not of an older training file, nor in it
+    _check_out_dir(out_dir)
     if options.get("max_new_tokens") is None:
         options["max_new_tokens"] = spec.preset.completion_tokens
     scoring = spec.scoring_module()
@@ -291,15 +295,14 @@ def evaluate(
     try:
         with atomic_folder(out_dir) as work, tempfile.TemporaryDirectory(prefix="evaluate-") as scratch:
             asked = _asked(data, sampling.samples, limit, Path(scratch))
-            results, log = work / "results.jsonl", work / "infer.log" if quiet else None
+            results = work / "results.jsonl"
             command = infer_command(model, str(asked), str(results), backend=backend, sampling=sampling, **options)
-            status = _run(command, log)
+            status = _run(command, work / "infer.log" if quiet else None)
             if status != 0 or not results.is_file():
                 where = "see its output above"
-                if log is not None:
-                    kept = out_dir.with_name(f"{out_dir.name}.infer.log")
-                    os.replace(log, kept)
-                    where = f"see {kept}"
+                if quiet:
+                    os.replace(work / "infer.log", log)
+                    where = f"see {log}"
                 raise EvaluationError(f"swift infer failed with status {status} on {model} ({where})")
             final = str(out_dir / results.name)  # where the rows will be: the examples name that file
             rows = with_data_columns(read_rows(results), asked, spec.result_columns)

@@ -12,7 +12,8 @@ and each legend sits beside its panel, off the curves.
 
 Given held-out evaluations (``evaluate`` output folders, in order), the figure is the one a person
 reads at a glance instead: held-out accuracy per stage and per GRPO checkpoint with 95% intervals
-(the learning curve), beside the training rewards smoothed over steps.
+(the learning curve, as :mod:`.compare` tabulates it: stages that answered other prompts are refused), beside the
+training rewards smoothed over steps.
 
 The log is read by :mod:`swift_plugins.watch.log` and judged by :mod:`swift_plugins.watch.rules`: each verdict
 is a vertical line on the panels at its step, red when fatal, orange for a warning, labelled with its rule.
@@ -25,15 +26,14 @@ Example::
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError
-from ..core.intervals import wilson
 from ..watch.log import LOG_NAME, find_log, is_number, read_records, read_steps, step_records
 from ..watch.rules import Verdict, judge
+from .compare import compare
 
 # find_log, read_steps and LOG_NAME are swift_plugins.watch.log's, re-exported for plot's callers.
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
     "PANELS",
     "draw_run",
     "find_log",
-    "held_out_accuracy",
     "plot_run",
     "read_steps",
     "smooth",
@@ -146,32 +145,22 @@ def _legend_beside(axes: Any) -> None:
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize="small")
 
 
-def held_out_accuracy(folder: Path) -> tuple[float, tuple[float, float], int]:
-    """(accuracy, 95% Wilson interval, puzzles) of an ``evaluate`` output folder, from its ``score.json``.
-
-    Raises DataError naming the folder when it has no readable ``score.json``.
-    """
-    path = Path(folder) / "score.json"
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-        accuracy, samples = float(report["accuracy"]), int(report["samples"])
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise DataError(f"{folder}: no readable score.json with accuracy and samples ({error}); run evaluate") from None
-    return accuracy, wilson(round(accuracy * samples), samples), samples
-
-
 def _draw_held_out(axes: Any, evaluations: dict[str, Path]) -> None:
-    names = list(evaluations)
-    scores = [held_out_accuracy(evaluations[name]) for name in names]
-    values = [100 * accuracy for accuracy, _, _ in scores]
-    errors = [[v - 100 * low for v, (_, (low, _), _) in zip(values, scores, strict=True)],
-              [100 * high - v for v, (_, (_, high), _) in zip(values, scores, strict=True)]]  # fmt: skip
+    """Each stage's held-out accuracy with its 95% interval, as ``compare`` tabulates it: stages that did not answer
+    the same prompts the same way are refused, not drawn as one curve."""
+    table = compare(evaluations)
+    names, rows = list(table["stages"]), list(table["stages"].values())
+    values = [100 * row["accuracy"] for row in rows]
+    errors = [[v - 100 * row["accuracy_ci95"][0] for v, row in zip(values, rows, strict=True)],
+              [100 * row["accuracy_ci95"][1] - v for v, row in zip(values, rows, strict=True)]]  # fmt: skip
     axes.errorbar(range(len(names)), values, yerr=errors, marker="o", capsize=4, linestyle="-")
     for index, value in enumerate(values):
         axes.annotate(f"{value:.1f}%", (index, value), textcoords="offset points", xytext=(6, 4), fontsize="small")
     axes.set_xticks(range(len(names)), names, rotation=20 if len(names) > 4 else 0)
-    puzzles = sorted({count for _, _, count in scores})
-    axes.set_title(f"Held-out accuracy ({'/'.join(map(str, puzzles))} puzzles, greedy; 95% intervals)")
+    prompts = "/".join(map(str, sorted({row["prompts"] for row in rows})))
+    samples = table["samples_per_prompt"]
+    answers = "greedy" if samples == 1 else f"pass@1 of {samples} samples"
+    axes.set_title(f"Held-out accuracy ({prompts} prompts, {answers}; 95% intervals)")
     axes.set_xlabel("stage / GRPO checkpoint")
     axes.set_ylabel("accuracy (%)")
     axes.set_ylim(bottom=0)

@@ -25,6 +25,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import OutputError
 from ..core.files import atomic_folder
 
 __all__ = ["SPEC", "TOKENIZER_FILES", "build_tiny_model", "tokenizer_dir"]
@@ -128,7 +129,7 @@ def build_tiny_model(out_dir: Path) -> Path:
     if _is_built(out_dir):
         return out_dir
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise FileExistsError(f"{out_dir}: exists and is not a tiny model build; remove it or choose another folder")
+        raise OutputError(out_dir, "it holds something else than a tiny model: remove it or choose another folder")
     source = tokenizer_dir()
     with atomic_folder(out_dir) as staging:
         _write_model(staging, source)

@@ -16,6 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from swift_plugins.core.cli import run_command
+from swift_plugins.core.processes import live_tree
+
+from ..helpers import STOP_WAIT, wait_until
 
 
 def run(*args, check=True):
@@ -109,7 +112,9 @@ def test_audit_names_the_bad_line(tmp_path):
     assert "bad.jsonl:2: not valid JSON" in result.stderr
 
 
-def test_ctrl_c_during_generate_prints_one_line_exits_130_and_writes_nothing(tmp_path):
+@pytest.mark.parametrize(("stop", "status"), [(lambda pid: os.killpg(pid, signal.SIGINT), 130),  # a terminal's Ctrl-C
+                                              (lambda pid: os.kill(pid, signal.SIGTERM), 143)])  # kill PID: the parent
+def test_ctrl_c_or_kill_during_generate_prints_one_line_ends_its_workers_and_writes_nothing(tmp_path, stop, status):
     out = tmp_path / "train.jsonl"
     process = subprocess.Popen(
         [sys.executable, "-m", "swift_plugins.countdown", "generate", "--size", "5000000", "--out", out, "--jobs", "2"],
@@ -126,15 +131,17 @@ def test_ctrl_c_during_generate_prints_one_line_exits_130_and_writes_nothing(tmp
         assert process.poll() is None, f"generate ended before it could be interrupted: {''.join(chunks)}"
         assert time.monotonic() < deadline, f"no progress in 120 s: {''.join(chunks)[-500:]}"
         time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    workers = live_tree({process.pid}) - {process.pid}
+    stop(process.pid)
     try:
         process.wait(timeout=120)
+        assert wait_until(lambda: not live_tree({process.pid}), timeout=STOP_WAIT), "the workers outlived generate"
     finally:
-        if process.poll() is None:  # never left running by a failed test
+        if live_tree({process.pid}):  # never left running by a failed test
             os.killpg(process.pid, signal.SIGKILL)
     reader.join(timeout=10)
     stderr = "".join(chunks)
-    assert process.returncode == 130
+    assert len(workers) == 2 and process.returncode == status
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
     assert stderr.count("interrupted") == 1
     assert stderr.rstrip().splitlines()[-1] == "python -m swift_plugins countdown generate: interrupted"
@@ -217,7 +224,7 @@ DATA = "expected a .jsonl, .json or .parquet file"
             "file/score.json",
             "file is a file, not a folder",
         ),
-        (["compare", "a=eval", "b=eval", "--out", "taken"], "taken.json", FOLDER),
+        (["compare", "a=eval", "--out", "taken"], "taken.json", FOLDER),
         (["plot", "eval", "--out", "curves"], "curves", "expected a .png, .pdf or .svg file"),
     ],
 )

@@ -7,11 +7,15 @@ import stat
 import pyarrow.parquet as pq
 import pytest
 
-from swift_plugins.core.errors import OutputError, PluginError
+from swift_plugins.core.errors import DataError, OutputError, PluginError
 from swift_plugins.core.files import (
+    FOLDER,
+    FORMATS,
     atomic_path,
     check_output,
+    check_outputs,
     column_names,
+    distinct_inputs,
     read_rows,
     write_jsonl,
     write_rows,
@@ -119,3 +123,83 @@ def test_a_write_failure_names_the_users_path_and_other_files_errors_pass_throug
     with pytest.raises(FileNotFoundError), atomic_path(path):
         (tmp_path / "missing-input.jsonl").read_text()  # an input the block reads: its own error, untouched
     assert os.listdir(tmp_path) == []
+
+
+def test_no_output_is_an_input_or_another_output_whatever_the_spelling(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "eval").mkdir()
+    for name in ("rows.jsonl", "eval/results.jsonl"):
+        (tmp_path / name).write_text("{}\n")
+    (tmp_path / "link.jsonl").symlink_to("rows.jsonl")
+    refusals = [
+        ([("rows.jsonl", FORMATS)], ["rows.jsonl"], "an input of this command: write it elsewhere"),
+        ([("link.jsonl", FORMATS)], ["rows.jsonl"], "an input of this command: write it elsewhere"),
+        ([("rows.jsonl", FORMATS)], [tmp_path / "link.jsonl"], "an input of this command: write it elsewhere"),
+        ([(f"../{tmp_path.name}/rows.jsonl", FORMATS)], ["rows.jsonl"], "an input of this command: write it elsewhere"),
+        ([("eval", FOLDER)], ["eval/results.jsonl"], "an input of this command: write it elsewhere"),  # replaced whole
+        ([("a.json", (".json",)), ("./a.json", FORMATS)], [], "two outputs of this command go there: give each its "
+                                                              "own path"),
+        ([("out", FOLDER), ("out/a.json", (".json",))], [], "two outputs of this command go there: give each its own "
+                                                             "path"),
+    ]  # fmt: skip
+    for outputs, inputs, reason in refusals:
+        with pytest.raises(OutputError) as refused:
+            check_outputs(outputs, inputs)
+        assert str(refused.value).endswith(f": cannot write it ({reason})"), (outputs, inputs)
+    check_outputs([("eval/score.json", (".json",)), (None, FORMATS), ("eval", FOLDER)][:2], [None, "rows.jsonl"])
+    assert sorted(os.listdir(tmp_path)) == ["eval", "link.jsonl", "rows.jsonl"]
+
+
+def test_a_name_the_file_system_refuses_is_refused_before_any_work_and_a_long_one_it_takes_is_written(tmp_path):
+    for path in (tmp_path / f"{'x' * 300}.jsonl", tmp_path / ("y" * 300) / "rows.jsonl", tmp_path / ("é" * 200)):
+        with pytest.raises(OutputError, match=r"cannot write it \(a name of \d+ bytes, over the 255 the file system"):
+            check_output(path, FORMATS if path.suffix else FOLDER)
+    deep = tmp_path.joinpath(*["z" * 250] * 17, "rows.jsonl")
+    with pytest.raises(OutputError, match=r"cannot write it \(a path over the 4096 bytes the system takes\)"):
+        check_output(deep)
+    longest = tmp_path / f"{'w' * 249}.jsonl"  # 255 bytes: its temporary's name must fit too
+    assert write_rows(ROWS, longest) == 2 and os.listdir(tmp_path) == [longest.name]
+
+
+def test_a_file_given_twice_is_refused_whatever_the_spelling(tmp_path):
+    (tmp_path / "a.jsonl").write_text("")
+    (tmp_path / "b.jsonl").symlink_to("a.jsonl")
+    distinct_inputs([tmp_path / "a.jsonl", tmp_path / "c.jsonl"])
+    with pytest.raises(DataError, match=r"b\.jsonl: the same file as .*a\.jsonl: give each once"):
+        distinct_inputs([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+
+
+BROKEN = {
+    "cut.json": (b'[{"nums": [1, 2], "target": 3}, {"nums": [', "cut.json:1: not valid JSON (Expecting value at "
+                 "column 43)"),
+    "lines.json": (b'[{"nums": [1],\n "target": }]', "lines.json:2: not valid JSON (Expecting value at column 12)"),
+    "empty.json": (b"", "empty.json: an empty file (a .json file holds a list of row objects)"),
+    "deep.json": (b"[" * 100_000, "deep.json: not valid JSON here (nested too deeply)"),
+    "binary.json": (b"\x89PNG\r\n", "binary.json: not UTF-8 text (byte 0x89 at offset 0): save it as UTF-8"),
+    "cut.jsonl": (b'{"a": 1}\n{"a": ', "cut.jsonl:2: not valid JSON (Expecting value at column 7)"),
+    "empty.parquet": (b"", "empty.parquet: not a readable Parquet file (Parquet file size is 0 bytes): write it again"),
+    "random.parquet": (bytes(range(256)) * 8, "random.parquet: not a readable Parquet file (Parquet magic bytes not "
+                       "found in footer): write it again"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_a_broken_file_is_one_line_naming_it_and_its_line(tmp_path, name):
+    data, message = BROKEN[name]
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(DataError) as refused:
+        list(read_rows(tmp_path / name))
+    assert str(refused.value) == f"{tmp_path}/{message}"
+    assert column_names(tmp_path / name) == ({"a"} if name == "cut.jsonl" else set())  # a jsonl's first row's
+
+
+def test_a_parquet_file_cut_short_and_a_folder_are_one_line(tmp_path):
+    write_rows(ROWS * 50, tmp_path / "rows.parquet")
+    data = (tmp_path / "rows.parquet").read_bytes()
+    (tmp_path / "cut.parquet").write_bytes(data[: len(data) // 2])
+    (tmp_path / "folder.jsonl").mkdir()
+    for path, message in ((tmp_path / "cut.parquet", "not a readable Parquet file (Parquet magic bytes not found in "
+                           "footer): write it again"), (tmp_path / "folder.jsonl", "a folder, not a file")):
+        with pytest.raises(DataError) as refused:
+            list(read_rows(path))
+        assert str(refused.value) == f"{path}: {message}"

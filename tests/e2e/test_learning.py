@@ -223,5 +223,5 @@ def test_selection_draws_the_answers_of_its_seed_and_never_touches_the_held_out_
          "--candidates", str(leaky), "--out", str(tmp_path / "leak.jsonl"), "--held-out", str(held_out), *SWIFT],
         capture_output=True, text=True,
     )  # fmt: skip
-    assert refused.returncode == 2 and "candidate prompts are held-out prompts" in refused.stderr
+    assert refused.returncode == 2 and "of its prompts are prompts of" in refused.stderr
     assert not (tmp_path / "leak.jsonl.selection").exists()

@@ -7,10 +7,11 @@ the held-out rows).
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from swift_plugins.core.errors import DataError, SettingError
+from swift_plugins.core.errors import DataError, OutputError, SettingError
 from swift_plugins.gym.generator import generate
 from swift_plugins.selection import select
 from swift_plugins.selection.band import Band, histogram
@@ -51,8 +52,12 @@ def _write(path, rows):
 def test_the_output_is_never_the_candidates_or_a_held_out_file(tmp_path, countdown_rows):
     train = _write(tmp_path / "train.jsonl", countdown_rows[:20])
     test = _write(tmp_path / "train.test.jsonl", countdown_rows[20:])
-    with pytest.raises(SettingError, match="is the candidates file"):
-        check_paths("countdown", train, train)
+    for out in (train, Path(f"{tmp_path}/../{tmp_path.name}/train.jsonl")):  # the candidates, however spelled
+        with pytest.raises(OutputError, match=r"train\.jsonl: cannot write it \(an input of this command"):
+            check_paths("countdown", train, out)
+    report = _write(tmp_path / "kept.jsonl.selection.json", countdown_rows[30:])  # select's report of kept.jsonl
+    with pytest.raises(OutputError, match=r"selection\.json: cannot write it \(an input of this command"):
+        check_paths("countdown", train, tmp_path / "kept.jsonl", (report,))
     with pytest.raises(SettingError, match="never writes held-out rows"):
         check_paths("countdown", train, test)
     other = _write(tmp_path / "other.jsonl", countdown_rows[30:])
@@ -64,7 +69,7 @@ def test_the_output_is_never_the_candidates_or_a_held_out_file(tmp_path, countdo
         check_paths("countdown", train, dev)
     assert check_paths("countdown", train, tmp_path / "kept.jsonl") == (dev, test)  # both siblings
     _write(dev, countdown_rows[:1])
-    with pytest.raises(DataError, match=r"1 candidate prompts are held-out prompts of .*train\.dev\.jsonl"):
+    with pytest.raises(DataError, match=r"train\.dev\.jsonl: 1 of its prompts are prompts of .*train\.jsonl too"):
         check_paths("countdown", train, tmp_path / "kept.jsonl")
 
 
@@ -92,7 +97,7 @@ def test_candidates_sharing_a_held_out_prompt_are_refused(tmp_path, countdown_ro
     # the same puzzle with its numbers in another order is the same puzzle
     leaked = dict(countdown_rows[5], nums=list(reversed(countdown_rows[5]["nums"])))
     held_out = _write(tmp_path / "held.jsonl", [leaked, *countdown_rows[20:]])
-    with pytest.raises(DataError, match="1 candidate prompts are held-out prompts"):
+    with pytest.raises(DataError, match=r"held\.jsonl: 1 of its prompts are prompts of .*train\.jsonl too"):
         check_paths("countdown", train, tmp_path / "kept.jsonl", (held_out,))
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from swift_plugins.core.errors import DataError
+from swift_plugins.core.files import write_jsonl
 from swift_plugins.core.intervals import wilson
 from swift_plugins.tools.plot import (
     _draw_verdicts,
     _figure,
     draw_run,
     find_log,
-    held_out_accuracy,
     plot_run,
     read_steps,
     smooth,
@@ -125,21 +125,31 @@ def test_verdicts_are_drawn_on_the_panels_red_when_fatal():
     assert [text.get_text() for text in axes.texts] == ["truncation", "non-finite"]
 
 
-def write_score(folder: Path, accuracy: float, samples: int = 200) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "score.json").write_text(json.dumps({"samples": samples, "accuracy": accuracy, "format_rate": 1.0}))
+def write_evaluation(folder: Path, accuracy: float, prompts: int = 200, first: int = 0) -> Path:
+    """An evaluate folder of ``prompts`` greedy answers (prompts ``first`` on), the first ``accuracy`` of them right."""
+    right = round(accuracy * prompts)
+    write_jsonl(({"key": first + n, "verdict": "correct" if n < right else "wrong", "formatted": True}
+                 for n in range(prompts)), folder / "examples.jsonl")  # fmt: skip
     return folder
 
 
-def test_held_out_accuracy_has_the_comparison_tables_interval(tmp_path):
-    accuracy, interval, puzzles = held_out_accuracy(write_score(tmp_path / "sft", 0.135))
-    assert (accuracy, interval, puzzles) == (0.135, wilson(27, 200), 200)  # 27 of 200, as compare reports it
-    assert [round(100 * bound, 1) for bound in interval] == [9.4, 18.9]
+def held_out_title_and_points(evaluations):
+    figure = draw_run(TESTS / "data" / "h100_grpo_logging.jsonl", evaluations)
+    held_out = figure.axes[0]
+    return held_out.get_title(), [round(y, 2) for y in held_out.lines[0].get_ydata()]
+
+
+def test_the_learning_curve_has_the_comparison_tables_rates_and_intervals(tmp_path):
+    evals = {"base": write_evaluation(tmp_path / "base", 0.1, prompts=100),  # its first rows only: evaluate --limit
+             "sft": write_evaluation(tmp_path / "sft", 0.135)}  # fmt: skip
+    title, points = held_out_title_and_points(evals)
+    assert title == "Held-out accuracy (100/200 prompts, greedy; 95% intervals)" and points == [10.0, 13.5]
+    assert [round(100 * bound, 1) for bound in wilson(27, 200)] == [9.4, 18.9]  # sft's, as compare reports it
 
 
 def test_plot_with_evaluations_draws_the_learning_curve_beside_the_rewards(tmp_path):
     write_log(tmp_path / "grpo" / "v0-run", [json.dumps(step_record(s, 12)) for s in range(1, 13)])
-    evals = {name: write_score(tmp_path / "eval" / name, accuracy)
+    evals = {name: write_evaluation(tmp_path / "eval" / name, accuracy)
              for name, accuracy in [("base", 0.0), ("sft", 0.135), ("grpo-6", 0.14), ("grpo-12", 0.16)]}  # fmt: skip
     stages = [f"{name}={folder}" for name, folder in evals.items()]
     figure = tmp_path / "fig.png"
@@ -157,10 +167,17 @@ def test_plot_with_evaluations_draws_the_learning_curve_beside_the_rewards(tmp_p
     assert plain.read_bytes() != png
 
 
-def test_plot_names_an_evaluation_folder_without_a_score(tmp_path):
+def test_plot_refuses_evaluations_compare_refuses(tmp_path):
     write_log(tmp_path / "run", [json.dumps(step_record(1))])
-    with pytest.raises(DataError, match=re.escape(f"{tmp_path / 'eval' / 'sft'}: no readable score.json")):
-        plot_run(tmp_path / "run", tmp_path / "fig.png", evaluations={"sft": tmp_path / "eval" / "sft"})
+    refusals = {
+        "no examples.jsonl (is this an evaluate output folder?)": {"sft": tmp_path / "none"},
+        "the evaluations are not of the same prompts": {"sft": write_evaluation(tmp_path / "sft", 0.5),
+                                                        "grpo": write_evaluation(tmp_path / "other", 0.5, first=500)},
+    }  # fmt: skip
+    for message, evaluations in refusals.items():
+        with pytest.raises(DataError, match=re.escape(message)):
+            plot_run(tmp_path / "run", tmp_path / "fig.png", evaluations=evaluations)
+    assert not (tmp_path / "fig.png").exists()
 
 
 def test_smoothing_keeps_the_mean_level_of_a_noisy_reward():

@@ -2,6 +2,7 @@
 
 import pytest
 
+from swift_plugins.core.errors import OutputError
 from swift_plugins.tools.tiny_model import build_tiny_model
 
 pytestmark = pytest.mark.stack  # swift, transformers or vLLM of this venv
@@ -41,6 +42,6 @@ def test_a_folder_of_something_else_is_refused_not_overwritten(tmp_path):
     folder = tmp_path / "model"
     folder.mkdir()
     (folder / "notes.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match="is not a tiny model build"):
+    with pytest.raises(OutputError, match="holds something else than a tiny model"):
         build_tiny_model(folder)
     assert [path.name for path in folder.iterdir()] == ["notes.txt"]
