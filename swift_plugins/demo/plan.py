@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..core.commands import Command
 from ..core.errors import SettingError
+from ..core.fields import read_settings
 from ..core.files import held_out_path
 from ..core.flags import Flags
 from ..core.objective import Objective
@@ -43,7 +44,7 @@ from ..preflight.trainer import check_trainer_flags
 from ..watch.checkpoints import is_complete
 from ..watch.rules import Thresholds
 from .scales import Scale, choose_scale
-from .settings import read_demo_settings, read_objective
+from .settings import read_demo_settings
 from .task import DEFAULT_TASK, HELD_OUT, DemoTask, demo_task
 
 __all__ = [
@@ -189,7 +190,7 @@ class DemoPlan:
             select_samples=settings.select_samples,
             select_candidates=candidates,
             grpo_extra=grpo_extra(extra),
-            objective=read_objective(env, vllm),
+            objective=read_settings(Objective, env),
             bf16=bf16,
         )
         # what ms-swift checks only once the model is loaded, as the recipes' preflight checks it (one process)

@@ -1,5 +1,6 @@
 """The demo's settings: one typed field each (:mod:`swift_plugins.core.fields`), read from the environment once,
-here, by :func:`read_demo_settings` and :func:`read_objective`; ``--help`` and the refusals come from the fields.
+here, by :func:`read_demo_settings` (GRPO's objective by :class:`~swift_plugins.core.objective.Objective`'s own);
+``--help`` and the refusals come from the fields.
 
 The settings the demo shares with the recipes (``DRY_RUN``, the watch's, ``LOSS_TYPE`` and the objective's) mean
 what the launcher's rows say. A setting a recipe reads and the demo does not (``MODEL``, ``DATASET``), or one of
@@ -47,12 +48,11 @@ from .scales import by_scale
 from .task import DEFAULT_TASK, HELD_OUT
 
 __all__ = [
-    "DEMO_CORRECTION", "SCRIPT", "TASK_ONLY", "DemoSettings", "read_demo_settings", "read_objective", "refused",
+    "SCRIPT", "TASK_ONLY", "DemoSettings", "read_demo_settings", "refused",
     "settings_help",
 ]  # fmt: skip
 
 SCRIPT = "countdown_demo"
-DEMO_CORRECTION = "off"  # ROLLOUT_CORRECTION of the demo's GRPO stage where vLLM samples (without vLLM: off)
 # the settings only some tasks read (their Demo.settings): set with another task, each is refused
 TASK_ONLY = frozenset(name for task in registered() if task.demo for name in task.demo.settings)
 DEFAULT_THRESHOLDS = Thresholds()
@@ -119,7 +119,7 @@ def _task_rows() -> list[SettingHelp]:
             if name in own or name in launcher]  # fmt: skip
 
 
-SETTINGS = (*help_rows(DemoSettings), *help_rows(Objective, rollout_correction=DEMO_CORRECTION), *_task_rows())
+SETTINGS = (*help_rows(DemoSettings), *help_rows(Objective), *_task_rows())
 
 
 def settings_help() -> str:
@@ -150,9 +150,4 @@ def read_demo_settings(env: Mapping[str, str]) -> DemoSettings:
     if spec.check_environment:  # a bad setting of the task is one line now, not the trainer's first reward
         load(spec.check_environment)(dict(env))
     return replace(settings, task_env={name: env[name] for name in own if env.get(name)})
-
-
-def read_objective(env: Mapping[str, str], vllm: bool) -> Objective:
-    """GRPO's objective in ``env``: the demo's correction where vLLM samples (``vllm``), else none to make."""
-    return read_settings(Objective, env, rollout_correction=DEMO_CORRECTION if vllm else "off")
 

@@ -30,7 +30,8 @@ SHORT = ("--max_completion_length", "24", "--learning_rate", "1e-2")
 def server_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("server_smoke")
     steps = ("--max_steps", str(STEPS), "--save_steps", "1", "--eval_steps", str(STEPS))
-    result = run_server_smoke(out, *PROBE, *SHORT, *steps)
+    # the correction set (it is off by default): the server's log-probabilities weighed in the loss
+    result = run_server_smoke(out, *PROBE, *SHORT, *steps, ROLLOUT_CORRECTION="token_truncate")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     checkpoint = newest_checkpoint(out)
     assert checkpoint is not None and checkpoint.name == f"checkpoint-{STEPS}", result.stderr[-2000:]
