@@ -44,7 +44,7 @@ TASKS = {  # the README's settings of each task's demo
     "chain_sum": {"TASK": "gym:chain_sum", "GYM_SETTINGS": "max_terms=2 max_digits=2"},
     "word_sequence_reversal": {"TASK": "gym:word_sequence_reversal", "GYM_SETTINGS": "min_words=5 max_words=10"},
 }
-BASELINE = {"LOSS_TYPE": "grpo", "ROLLOUT_CORRECTION": "off"}  # the demo's GRPO stage before the field's settings
+BASELINE = {"LOSS_TYPE": "grpo", "IMPORTANCE_SAMPLING_LEVEL": "token", "ROLLOUT_CORRECTION": "off"}  # plain GRPO
 CORRECTED = {"ROLLOUT_CORRECTION": "token_truncate", "ROLLOUT_CORRECTION_THRESHOLD": "2"}
 LOGGED = ("rollout_correction/", "clip_ratio", "cispo_clip_ratio")  # the logged figures a summary averages
 

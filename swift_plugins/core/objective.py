@@ -38,7 +38,8 @@ class Objective:
     loss_type: str = setting(
         "LOSS_TYPE", "grpo", "GRPO's loss: grpo averages each completion's tokens, then the completions; dapo and "
         "cispo average every token of the batch; dr_grpo divides by a fixed length. Measured on the CPU demo "
-        "(docs/recipes.md): grpo ahead on three tasks; the closest, IMPORTANCE_SAMPLING_LEVEL=sequence (GSPO)",
+        "(docs/recipes.md): grpo ahead of dapo, dr_grpo and cispo; GSPO (IMPORTANCE_SAMPLING_LEVEL=sequence, the "
+        "demo's) within noise of grpo",
         choice(*LOSS_TYPES))  # fmt: skip
     epsilon_high: float | None = setting(
         "EPSILON_HIGH", None, "clip-higher: the importance ratio is clipped at 1 + EPSILON_HIGH (DAPO: 0.28); with "

@@ -34,7 +34,6 @@ from pathlib import Path
 
 from ..core.commands import Command
 from ..core.errors import SettingError
-from ..core.fields import read_settings
 from ..core.files import held_out_path
 from ..core.flags import Flags
 from ..core.objective import Objective
@@ -44,7 +43,7 @@ from ..preflight.trainer import check_trainer_flags
 from ..watch.checkpoints import is_complete
 from ..watch.rules import Thresholds
 from .scales import Scale, choose_scale
-from .settings import read_demo_settings
+from .settings import read_demo_settings, read_objective
 from .task import DEFAULT_TASK, HELD_OUT, DemoTask, demo_task
 
 __all__ = [
@@ -190,7 +189,7 @@ class DemoPlan:
             select_samples=settings.select_samples,
             select_candidates=candidates,
             grpo_extra=grpo_extra(extra),
-            objective=read_settings(Objective, env),
+            objective=read_objective(env, vllm),
             bf16=bf16,
         )
         # what ms-swift checks only once the model is loaded, as the recipes' preflight checks it (one process)

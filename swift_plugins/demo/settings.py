@@ -1,6 +1,5 @@
 """The demo's settings: one typed field each (:mod:`swift_plugins.core.fields`), read from the environment once,
-here, by :func:`read_demo_settings` (GRPO's objective by :class:`~swift_plugins.core.objective.Objective`'s own);
-``--help`` and the refusals come from the fields.
+here, by :func:`read_demo_settings` and :func:`read_objective`; ``--help`` and the refusals come from the fields.
 
 The settings the demo shares with the recipes (``DRY_RUN``, the watch's, ``LOSS_TYPE`` and the objective's) mean
 what the launcher's rows say. A setting a recipe reads and the demo does not (``MODEL``, ``DATASET``), or one of
@@ -48,11 +47,14 @@ from .scales import by_scale
 from .task import DEFAULT_TASK, HELD_OUT
 
 __all__ = [
-    "SCRIPT", "TASK_ONLY", "DemoSettings", "read_demo_settings", "refused",
+    "DEMO_OBJECTIVE", "SCRIPT", "TASK_ONLY", "DemoSettings", "read_demo_settings", "read_objective", "refused",
     "settings_help",
 ]  # fmt: skip
 
 SCRIPT = "countdown_demo"
+# the demo's GRPO objective, chosen on dev rows and kept after test rows (docs/measurements.md): GSPO's sequence ratio
+# with vLLM's sampling corrected; the recipes keep the card's (core/objective.py)
+DEMO_OBJECTIVE = {"importance_sampling_level": "sequence", "rollout_correction": "token_truncate"}
 # the settings only some tasks read (their Demo.settings): set with another task, each is refused
 TASK_ONLY = frozenset(name for task in registered() if task.demo for name in task.demo.settings)
 DEFAULT_THRESHOLDS = Thresholds()
@@ -119,7 +121,7 @@ def _task_rows() -> list[SettingHelp]:
             if name in own or name in launcher]  # fmt: skip
 
 
-SETTINGS = (*help_rows(DemoSettings), *help_rows(Objective), *_task_rows())
+SETTINGS = (*help_rows(DemoSettings), *help_rows(Objective, **DEMO_OBJECTIVE), *_task_rows())
 
 
 def settings_help() -> str:
@@ -151,3 +153,8 @@ def read_demo_settings(env: Mapping[str, str]) -> DemoSettings:
         load(spec.check_environment)(dict(env))
     return replace(settings, task_env={name: env[name] for name in own if env.get(name)})
 
+
+def read_objective(env: Mapping[str, str], vllm: bool) -> Objective:
+    """GRPO's objective in ``env`` over the demo's (:data:`DEMO_OBJECTIVE`); where vLLM does not sample (``vllm``
+    false) there is no sampling to correct, so the correction's default is off."""
+    return read_settings(Objective, env, **{**DEMO_OBJECTIVE, **({} if vllm else {"rollout_correction": "off"})})

@@ -9,6 +9,7 @@ from swift_plugins.core.errors import SettingError
 from swift_plugins.core.fields import help_rows, read_settings
 from swift_plugins.core.objective import LOSS_TYPES, Objective
 from swift_plugins.demo.plan import DemoPlan, grpo_command
+from swift_plugins.demo.settings import DEMO_OBJECTIVE
 
 from ..helpers import REPO, assert_refused, parse_dry_run, with_swift
 
@@ -42,8 +43,8 @@ def demo_plan(vllm_version="0.32.0", extra=(), **env) -> DemoPlan:
 
 @pytest.mark.stack
 def test_the_settings_reach_every_trainer_as_ms_swift_reads_them(sandbox):
-    """Every recipe's trainer and the demo's GRPO stage, with the settings and without: the default is the card's
-    loss, vLLM's sampling uncorrected and its gap logged (the measured choice), the same in the demo."""
+    """Every recipe's trainer and the demo's GRPO stage, with the settings and without: the recipes' default is the
+    card's loss, vLLM's sampling uncorrected and its gap logged; the demo's is its own measured choice."""
     scripts = ("countdown_3gpu.sh", "countdown_1gpu.sh", "gsm8k_3gpu.sh", "countdown_cpu_smoke.sh")
     argvs = [trainer_argv(sandbox, script) for script in scripts]
     argvs += [trainer_argv(sandbox, "countdown_3gpu.sh", **FIELD_SETTINGS)]
@@ -52,8 +53,10 @@ def test_the_settings_reach_every_trainer_as_ms_swift_reads_them(sandbox):
     defaults = {"loss_type": ["grpo"], "epsilon_high": None, "importance_sampling_level": "token",
                 "scale_rewards": "group", "overlong_filter": False, "rollout_importance_sampling_mode": None,
                 "rollout_importance_sampling_threshold": 2.0, "log_rollout_offpolicy_metrics": True}  # fmt: skip
-    assert [*parsed[: len(scripts)], parsed[-2]] == [defaults] * (len(scripts) + 1)
-    assert demo_plan().objective == Objective()
+    assert parsed[: len(scripts)] == [defaults] * len(scripts)
+    demo = {**defaults, "importance_sampling_level": "sequence", "rollout_importance_sampling_mode": "token_truncate",
+            "log_rollout_offpolicy_metrics": False}  # GSPO, corrected: the demo's measured choice
+    assert parsed[-2] == demo and demo_plan().objective == Objective(**DEMO_OBJECTIVE)
     chosen = {"loss_type": ["dapo"], "epsilon_high": 0.28, "importance_sampling_level": "sequence",
               "scale_rewards": "none", "overlong_filter": True, "rollout_importance_sampling_mode": "sequence_mask",
               "rollout_importance_sampling_threshold": 3.0, "log_rollout_offpolicy_metrics": False}  # fmt: skip
